@@ -1,0 +1,67 @@
+"""`specsched route SCHEDULE --ctx ...`: the K a batch would get."""
+
+from __future__ import annotations
+
+import argparse
+
+from specsched.cli._common import parse_int_list, print_json, stdout_console
+from specsched.errors import UserError
+from specsched.router import CtxAgg, route, route_per_request
+from specsched.schedule import load_schedule
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("route", help="show the K a schedule picks for one batch")
+    p.add_argument("schedule", help="JSON/YAML file or inline JSON list")
+    p.add_argument(
+        "--ctx",
+        required=True,
+        help="num_computed_tokens per scheduled request, e.g. 100,100,100,8000",
+    )
+    p.add_argument(
+        "--prompt-lens",
+        default=None,
+        help="num_prompt_tokens per request (default: every request is decoding)",
+    )
+    p.add_argument(
+        "--agg",
+        choices=[a.value for a in CtxAgg],
+        default=CtxAgg.MEAN.value,
+        help="context representative over the decode pool (default: mean)",
+    )
+    p.add_argument("--per-request", action="store_true", help="K per request from its own context")
+    p.add_argument("--max-k", type=int, default=None, help="clamp K")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    s = load_schedule(args.schedule, max_k=args.max_k)
+    ctx = parse_int_list(args.ctx, "--ctx", minimum=0)
+    prompts = None
+    if args.prompt_lens is not None:
+        prompts = parse_int_list(args.prompt_lens, "--prompt-lens", minimum=0)
+        if len(prompts) != len(ctx):
+            raise UserError(
+                f"--prompt-lens has {len(prompts)} items but --ctx has {len(ctx)}; "
+                f"give one prompt length per request"
+            )
+    if args.per_request:
+        ks = route_per_request(s, ctx)
+        if args.json:
+            print_json({"batch_size": len(ctx), "k": ks})
+        else:
+            stdout_console().print(" ".join(str(k) for k in ks))
+        return 0
+    decision = route(s, ctx, prompts, CtxAgg(args.agg))
+    if args.json:
+        print_json(decision.to_json())
+    else:
+        b = decision.bucket
+        last = b.ctx_lo == s.ctx_ranges[-1][0]
+        ctx_range = f"{b.ctx_lo}+" if last else f"{b.ctx_lo}-{b.ctx_hi}"
+        stdout_console().print(
+            f"K={decision.k}  (batch size {decision.batch_size}, {decision.pool.value} pool, "
+            f"{args.agg} ctx {decision.ctx_repr}, bucket bs {b.bs_lo}-{b.bs_hi} x ctx {ctx_range})"
+        )
+    return 0

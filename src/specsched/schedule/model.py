@@ -1,0 +1,117 @@
+"""The `Schedule` value: a validated rectangular grid K[batch-size range][context range].
+
+Entries are 3-item `[bs_lo, bs_hi, K]` (vLLM's `num_speculative_tokens_per_batch_size`) or 5-item
+`[bs_lo, bs_hi, ctx_lo, ctx_hi, K]`. Ranges are inclusive and 1-indexed. A 3-item schedule is the
+5-item schedule with the single context range [1, inf). Batch sizes in a gap between batch-size
+ranges inherit the previous range's K; batch sizes above the last range use the last range (both as
+vLLM's `build_dynamic_sd_schedule_lookup`). The last context range extends to infinity.
+Lookup is a dense row table over batch sizes plus a bisect over context lower bounds: O(log M).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+# Upper bound written for the open-ended last context range when a 3-item schedule is shown in
+# 5-item form (int32 max: what a JSON consumer in C or vLLM's pydantic int accepts).
+CTX_INF = 2**31 - 1
+
+
+class Bucket(NamedTuple):
+    """The grid cell a lookup landed in. ctx_hi of the last context range means "and above"."""
+
+    bs_lo: int
+    bs_hi: int
+    ctx_lo: int
+    ctx_hi: int
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """K per (batch-size range, context range). Build with `parse_schedule`, not directly."""
+
+    batch_ranges: tuple[tuple[int, int], ...]  # sorted, non-overlapping, first starts at 1
+    ctx_ranges: tuple[tuple[int, int], ...]  # contiguous partition from 1; last is open-ended
+    k_grid: tuple[tuple[int, ...], ...]  # [num_batch_ranges][num_ctx_ranges], as written
+    arity: int  # 3 or 5: the form it was written in
+    max_k: int | None = None  # clamp (vLLM clamps to num_speculative_tokens)
+    _row_of_bs: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _ctx_los: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _k_eff: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rows: list[int] = [0]  # index 0 unused: batch size 0 is not a batch
+        for r, (lo, hi) in enumerate(self.batch_ranges):
+            while len(rows) < lo:  # a gap inherits the previous row
+                rows.append(rows[-1])
+            rows.extend([r] * (hi - lo + 1))
+        object.__setattr__(self, "_row_of_bs", tuple(rows))
+        object.__setattr__(self, "_ctx_los", tuple(lo for lo, _ in self.ctx_ranges))
+        cap = self.max_k
+        k_eff = tuple(tuple(k if cap is None else min(k, cap) for k in row) for row in self.k_grid)
+        object.__setattr__(self, "_k_eff", k_eff)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def row_for(self, batch_size: int) -> int:
+        """Row index for a batch size (>= 1); gaps inherit the previous row, the tail the last."""
+        rows = self._row_of_bs
+        return rows[batch_size] if batch_size < len(rows) else rows[-1]
+
+    def col_for(self, ctx: int) -> int:
+        """Column index for a context length; ctx < 1 (nothing computed yet) maps to column 0."""
+        col = bisect_right(self._ctx_los, ctx) - 1
+        return col if col > 0 else 0
+
+    def k_for(self, batch_size: int, ctx: int) -> int:
+        """K (after the max_k clamp) for a batch of `batch_size` requests at context `ctx`."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        return self._k_eff[self.row_for(batch_size)][self.col_for(ctx)]
+
+    def bucket_for(self, batch_size: int, ctx: int) -> Bucket:
+        """The cell (as written) that serves (batch_size, ctx)."""
+        bs_lo, bs_hi = self.batch_ranges[self.row_for(max(batch_size, 1))]
+        ctx_lo, ctx_hi = self.ctx_ranges[self.col_for(ctx)]
+        return Bucket(bs_lo, bs_hi, ctx_lo, ctx_hi)
+
+    def k_row(self, batch_size: int) -> tuple[int, ...]:
+        """Effective K per context column for the row serving `batch_size`."""
+        return self._k_eff[self.row_for(batch_size)]
+
+    # -- views --------------------------------------------------------------------------------
+    @property
+    def is_batch_only(self) -> bool:
+        """True when there is a single context range (the schedule ignores context)."""
+        return len(self.ctx_ranges) == 1
+
+    @property
+    def effective_grid(self) -> tuple[tuple[int, ...], ...]:
+        """K per cell after the max_k clamp."""
+        return self._k_eff
+
+    @property
+    def k_values(self) -> tuple[int, ...]:
+        """Distinct K (after clamping) the schedule can emit, ascending."""
+        return tuple(sorted({k for row in self._k_eff for k in row}))
+
+    @property
+    def max_emitted_k(self) -> int:
+        return max(self.k_values)
+
+    def entries(self, arity: int = 5) -> list[list[int]]:
+        """Entries as written (unclamped). arity=3 only for batch-only schedules."""
+        if arity == 3:
+            if not self.is_batch_only:
+                raise ValueError("a schedule with a context axis has no exact 3-item form")
+            return [[lo, hi, row[0]] for (lo, hi), row in zip(self.batch_ranges, self.k_grid)]
+        out: list[list[int]] = []
+        for (bs_lo, bs_hi), row in zip(self.batch_ranges, self.k_grid):
+            for (ctx_lo, ctx_hi), k in zip(self.ctx_ranges, row):
+                out.append([bs_lo, bs_hi, ctx_lo, ctx_hi, k])
+        return out
+
+    def clamped(self, max_k: int | None) -> Schedule:
+        """The same grid with another clamp."""
+        return Schedule(self.batch_ranges, self.ctx_ranges, self.k_grid, self.arity, max_k)
