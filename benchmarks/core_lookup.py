@@ -1,4 +1,4 @@
-"""Micro-benchmark of the core: schedule lookups per second and routing time for a 256-request batch.
+"""Core micro-benchmark: schedule lookups per second and routing time for a 256-request batch.
 
 Run: .venv/bin/python benchmarks/core_lookup.py [--json OUT]
 Targets (issue 2): >= 1M lookups/s, < 20 us per 256-request route. Prints measured figures only.
@@ -63,8 +63,10 @@ def main() -> None:
         "python": platform.python_version(),
     }
     print(f"schedule {result['grid']} grid: {lookups_per_s / 1e6:.2f} M lookups/s (target >= 1)")
-    print(f"route 256 requests: mean {route_mean * 1e6:.1f} us, median {route_median * 1e6:.1f} us "
-          f"(target < 20); per-request {per_req * 1e6:.1f} us")
+    print(
+        f"route 256 requests: mean {route_mean * 1e6:.1f} us, median {route_median * 1e6:.1f} us "
+        f"(target < 20); per-request {per_req * 1e6:.1f} us"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

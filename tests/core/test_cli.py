@@ -54,8 +54,9 @@ def test_check_strict_and_warnings(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_errors_are_one_line_exit_2(argv: list[str], fragment: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "specsched", *argv], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "specsched", *argv], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], proc.stderr
@@ -65,10 +66,23 @@ def test_errors_are_one_line_exit_2(argv: list[str], fragment: str) -> None:
 def test_route_outputs(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run_cli(capsys, "route", TWO_D, "--ctx", "100,100,100,8000")
     assert rc == 0 and out.startswith("K=4")
-    rc, out, _ = run_cli(capsys, "route", TWO_D, "--ctx", "100,100,100,8000", "--json",
-                         "--prompt-lens", "50,50,50,9000")
-    assert json.loads(out) == {"batch_size": 4, "pool": "decode", "ctx_repr": 100,
-                               "bucket": [1, 4, 1, 1024], "k": 2}
+    rc, out, _ = run_cli(
+        capsys,
+        "route",
+        TWO_D,
+        "--ctx",
+        "100,100,100,8000",
+        "--json",
+        "--prompt-lens",
+        "50,50,50,9000",
+    )
+    assert json.loads(out) == {
+        "batch_size": 4,
+        "pool": "decode",
+        "ctx_repr": 100,
+        "bucket": [1, 4, 1, 1024],
+        "k": 2,
+    }
     rc, out, _ = run_cli(capsys, "route", TWO_D, "--ctx", "100,5000", "--per-request", "--json")
     assert json.loads(out) == {"batch_size": 2, "k": [2, 5]}
 

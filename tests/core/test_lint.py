@@ -8,13 +8,18 @@ def codes(entries: list[list[int]], max_k: int | None = None) -> list[LintCode]:
 
 
 def test_clean_schedule_has_no_warnings() -> None:
-    assert codes([[1, 4, 1, 1024, 2], [1, 4, 1025, 4096, 4],
-                  [5, 8, 1, 1024, 0], [5, 8, 1025, 4096, 3]]) == []
+    assert (
+        codes(
+            [[1, 4, 1, 1024, 2], [1, 4, 1025, 4096, 4], [5, 8, 1, 1024, 0], [5, 8, 1025, 4096, 3]]
+        )
+        == []
+    )
 
 
 def test_k_decreasing_with_context() -> None:
-    c = codes([[1, 4, 1, 1024, 4], [1, 4, 1025, 4096, 2], [5, 8, 1, 1024, 1],
-               [5, 8, 1025, 4096, 3]])
+    c = codes(
+        [[1, 4, 1, 1024, 4], [1, 4, 1025, 4096, 2], [5, 8, 1, 1024, 1], [5, 8, 1025, 4096, 3]]
+    )
     assert c == [LintCode.K_DECREASES_WITH_CONTEXT]
 
 

@@ -3,6 +3,7 @@ fuzzed malformed inputs only ever raise ScheduleError."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from hypothesis import given, settings
@@ -29,8 +30,9 @@ def grids(draw: st.DrawFn) -> tuple[list[list[int]], list[list[int]]]:
         ctx.append((clo, chi))
         clo = chi + 1
     ks = [[draw(st.integers(0, 8)) for _ in ctx] for _ in bs]
-    entries = [[b[0], b[1], c[0], c[1], ks[r][j]] for r, b in enumerate(bs)
-               for j, c in enumerate(ctx)]
+    entries = [
+        [b[0], b[1], c[0], c[1], ks[r][j]] for r, b in enumerate(bs) for j, c in enumerate(ctx)
+    ]
     return entries, ks
 
 
@@ -47,10 +49,14 @@ def _reference_k(entries: list[list[int]], bs: int, ctx: int) -> int:
 
 
 @settings(max_examples=200, deadline=None)
-@given(grids(), st.lists(st.tuples(st.integers(1, 200), st.integers(0, 40000)), max_size=40),
-       st.permutations(range(25)))
-def test_total_lookup_matches_reference(g: Any, probes: list[tuple[int, int]],
-                                        perm: list[int]) -> None:
+@given(
+    grids(),
+    st.lists(st.tuples(st.integers(1, 200), st.integers(0, 40000)), max_size=40),
+    st.permutations(range(25)),
+)
+def test_total_lookup_matches_reference(
+    g: Any, probes: list[tuple[int, int]], perm: list[int]
+) -> None:
     entries, _ = g
     shuffled = [entries[i] for i in perm if i < len(entries)]
     s = parse_schedule(shuffled)
@@ -77,15 +83,22 @@ def test_three_item_equals_one_column_five_item(rows: list[tuple[int, int]]) -> 
 
 
 junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 50) | st.floats(allow_nan=True) | st.text(max_size=3),
-    lambda children: st.lists(children, max_size=6)
-    | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 50)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=30,
 )
 
 
 @settings(max_examples=500, deadline=None)
-@given(junk, st.one_of(st.none(), st.integers(-2, 10), st.floats(allow_nan=True), st.text(max_size=2)))
+@given(
+    junk, st.one_of(st.none(), st.integers(-2, 10), st.floats(allow_nan=True), st.text(max_size=2))
+)
 def test_fuzzed_input_only_raises_schedule_error(obj: Any, max_k: Any) -> None:
     try:
         s = parse_schedule(obj, max_k)
@@ -95,13 +108,21 @@ def test_fuzzed_input_only_raises_schedule_error(obj: Any, max_k: Any) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(grids(), st.integers(0, 30), st.integers(0, 4), st.one_of(st.integers(-3, 9000),
-       st.booleans(), st.floats(allow_nan=True), st.none(), st.text(max_size=2)))
+@given(
+    grids(),
+    st.integers(0, 30),
+    st.integers(0, 4),
+    st.one_of(
+        st.integers(-3, 9000),
+        st.booleans(),
+        st.floats(allow_nan=True),
+        st.none(),
+        st.text(max_size=2),
+    ),
+)
 def test_mutated_valid_schedules(g: Any, idx: int, item: int, value: Any) -> None:
     entries, _ = g
     mutated = [list(e) for e in entries]
     mutated[idx % len(mutated)][item] = value
-    try:
+    with contextlib.suppress(ScheduleError):
         parse_schedule(mutated)
-    except ScheduleError:
-        pass

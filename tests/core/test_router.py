@@ -19,10 +19,16 @@ from specsched.router import (
 )
 from specsched.schedule import parse_schedule
 
-S = parse_schedule([
-    [1, 4, 1, 1024, 1], [1, 4, 1025, 4096, 3], [1, 4, 4097, 100000, 5],
-    [5, 16, 1, 1024, 0], [5, 16, 1025, 4096, 2], [5, 16, 4097, 100000, 4],
-])
+S = parse_schedule(
+    [
+        [1, 4, 1, 1024, 1],
+        [1, 4, 1025, 4096, 3],
+        [1, 4, 4097, 100000, 5],
+        [5, 16, 1, 1024, 0],
+        [5, 16, 1025, 4096, 2],
+        [5, 16, 4097, 100000, 4],
+    ]
+)
 
 
 @pytest.mark.parametrize(
@@ -39,8 +45,9 @@ S = parse_schedule([
         ([2000] * 6, None, "mean", PoolKind.DECODE, 2000, 2),  # batch 6 -> second row
     ],
 )
-def test_route_table(ctx: list[int], prompts: list[int] | None, agg: str, pool: PoolKind,
-                     ctx_repr: int, k: int) -> None:
+def test_route_table(
+    ctx: list[int], prompts: list[int] | None, agg: str, pool: PoolKind, ctx_repr: int, k: int
+) -> None:
     d = route(S, ctx, prompts, agg)
     assert (d.batch_size, d.pool, d.ctx_repr, d.k) == (len(ctx), pool, ctx_repr, k)
     assert d.k == S.k_for(d.batch_size, d.ctx_repr)

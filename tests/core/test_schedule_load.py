@@ -15,8 +15,11 @@ ENTRIES = [[1, 4, 1, 1024, 2], [1, 4, 1025, 4096, 5], [5, 8, 1, 1024, 0], [5, 8,
 def test_shapes() -> None:
     base = schedule_from_obj(ENTRIES)
     assert schedule_from_obj({"speculative_token_schedule": ENTRIES}) == base
-    vllm = {"method": "ngram", "num_speculative_tokens": 3,
-            "num_speculative_tokens_per_batch_size": [[1, 4, 5], [5, 8, 1]]}
+    vllm = {
+        "method": "ngram",
+        "num_speculative_tokens": 3,
+        "num_speculative_tokens_per_batch_size": [[1, 4, 5], [5, 8, 1]],
+    }
     s = schedule_from_obj(vllm)
     assert s.max_k == 3 and s.k_for(1, 1) == 3 and s.k_for(6, 1) == 1
     assert schedule_from_obj(vllm, max_k=10).k_for(1, 1) == 5

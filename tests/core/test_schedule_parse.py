@@ -20,9 +20,15 @@ def test_five_item_grid_lookup() -> None:
     assert s.batch_ranges == ((1, 4), (5, 64))
     assert s.ctx_ranges == ((1, 1024), (1025, 4096))
     cases = [
-        ((1, 1), 2), ((4, 1024), 2), ((4, 1025), 4), ((1, 4096), 4),
+        ((1, 1), 2),
+        ((4, 1024), 2),
+        ((4, 1025), 4),
+        ((1, 4096), 4),
         ((1, 10**9), 4),  # last context range extends to infinity
-        ((5, 1), 0), ((64, 2000), 3), ((65, 2000), 3), ((10**6, 1), 0),  # tail uses last row
+        ((5, 1), 0),
+        ((64, 2000), 3),
+        ((65, 2000), 3),
+        ((10**6, 1), 0),  # tail uses last row
         ((3, 0), 2),  # nothing computed yet: first context column
     ]
     for (bs, ctx), k in cases:
@@ -71,8 +77,10 @@ def test_floats_without_fraction_are_integers() -> None:
         ([[1, 4, 1, 100, 1], [1, 4, 102, 200, 1]], "gap"),
         ([[1, 4, 1, 100, 1], [1, 4, 50, 200, 1]], "overlaps"),
         ([[1, 4, 1, 100, 1], [1, 4, 1, 100, 2]], "duplicate cell"),
-        ([[1, 4, 1, 100, 1], [1, 4, 101, 200, 1], [5, 8, 1, 150, 1], [5, 8, 151, 200, 1]],
-         "rectangular"),
+        (
+            [[1, 4, 1, 100, 1], [1, 4, 101, 200, 1], [5, 8, 1, 150, 1], [5, 8, 151, 200, 1]],
+            "rectangular",
+        ),
         ([[1, 4, 1, 100, 1], [1, 4, 101, 200, 1], [5, 8, 1, 100, 1]], "rectangular"),
     ],
 )
