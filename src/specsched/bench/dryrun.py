@@ -1,0 +1,198 @@
+"""Before anything runs: which arms are the same configuration on each scenario, and where K moves.
+
+Model (stated assumption): requests run in waves of B = min(concurrency, num_requests) in
+submission order (the last wave may be smaller), every request of a wave advancing together. At
+generated-token index t, request i has num_computed_tokens = num_prompt_tokens_i + t. The router
+(`route` / `route_per_request`) gives K at every t over the whole output length.
+
+Every context aggregate the router offers (mean, median, max, each floored) shifts by exactly t
+when every context grows by t, so the representative at t is ctx_repr(0) + t and K only changes
+where that crosses a context-range lower bound: the K function is stored run-length encoded.
+Arms with the same drafter, the same options and the same K function at every token of every wave
+are *controls* on the scenario: the same configuration, their measured difference is noise.
+No torch here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specsched.bench.experiment import Arm, Experiment, Scenario
+from specsched.bench.workload import request_shapes
+from specsched.router import route, route_per_request
+
+# [(t_start, K per request)] with consecutive entries distinct: K during tokens [t_start, next).
+KRuns = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """K of `arm` changes at generated-token index `token` (context `ctx`) of wave `wave`."""
+
+    arm: str
+    token: int
+    ctx: int
+    from_k: int
+    to_k: int
+    wave: int = 0
+    request: int | None = None  # per-request-K arms: the request (index in its wave) that moved
+
+    def to_json(self) -> dict[str, Any]:
+        return {"arm": self.arm, "token": self.token, "ctx": self.ctx, "from_k": self.from_k,
+                "to_k": self.to_k, "wave": self.wave, "request": self.request}
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioDryRun:
+    name: str
+    batch_size: int
+    num_waves: int
+    controls: tuple[tuple[str, ...], ...]  # groups of >= 2 arms, in arm order
+    crossings: tuple[Crossing, ...]
+    k_values: dict[str, tuple[int, ...]]
+
+    @property
+    def all_controls(self) -> bool:
+        """True when there are >= 2 arms and they are all one configuration here."""
+        n = len(self.k_values)
+        return n >= 2 and any(len(g) == n for g in self.controls)
+
+    def control_group_of(self, arm: str) -> tuple[str, ...]:
+        for group in self.controls:
+            if arm in group:
+                return group
+        return (arm,)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "batch_size": self.batch_size,
+            "num_waves": self.num_waves,
+            "controls": [list(g) for g in self.controls],
+            "crossings": [c.to_json() for c in self.crossings],
+            "k_values": {arm: list(ks) for arm, ks in self.k_values.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DryRun:
+    scenarios: tuple[ScenarioDryRun, ...]
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenarios": [s.to_json() for s in self.scenarios], "warnings": list(self.warnings)}
+
+    def scenario(self, name: str) -> ScenarioDryRun:
+        for s in self.scenarios:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+def wave_k_runs(arm: Arm, num_prompt_tokens: Sequence[int], output_len: int) -> KRuns:
+    """K per request over generated-token index 0..output_len-1 for one wave, run-length encoded."""
+    sched = arm.schedule
+    # [B] contexts at t = 0 whose column decides K: the representative, or each request's own.
+    if arm.per_request_k:
+        starts = list(num_prompt_tokens)
+    else:
+        decision = route(sched, num_prompt_tokens, num_prompt_tokens, arm.ctx_agg)
+        starts = [decision.ctx_repr]
+    los = [lo for lo, _ in sched.ctx_ranges]
+    change_points = {0}
+    for c in set(starts):
+        # lower bounds in (c, c + output_len - 1] are crossed at t = lo - c
+        for lo in los[bisect_right(los, c):]:
+            if lo - c >= output_len:
+                break
+            change_points.add(lo - c)
+    runs: list[tuple[int, tuple[int, ...]]] = []
+    width = len(num_prompt_tokens)
+    for t in sorted(change_points):
+        if arm.per_request_k:
+            ks = tuple(route_per_request(sched, [p + t for p in num_prompt_tokens]))
+        else:
+            ks = (sched.k_for(width, starts[0] + t),) * width
+        if not runs or runs[-1][1] != ks:
+            runs.append((t, ks))
+    return tuple(runs)
+
+
+def scenario_waves(scenario: Scenario, seed: int) -> list[list[int]]:
+    """num_prompt_tokens per request, grouped into waves of the scenario's batch size."""
+    lens = [s.num_prompt_tokens for s in request_shapes(scenario, seed)]
+    b = scenario.batch_size
+    return [lens[i : i + b] for i in range(0, len(lens), b)]
+
+
+def _crossings(arm: Arm, wave: int, lens: Sequence[int], runs: KRuns) -> list[Crossing]:
+    out: list[Crossing] = []
+    ctx0 = None if arm.per_request_k else route(arm.schedule, lens, lens, arm.ctx_agg).ctx_repr
+    for (_, prev), (t, cur) in itertools.pairwise(runs):
+        if ctx0 is not None:
+            out.append(Crossing(arm.name, t, ctx0 + t, prev[0], cur[0], wave))
+            continue
+        for i, (a, b) in enumerate(zip(prev, cur)):
+            if a != b:
+                out.append(Crossing(arm.name, t, lens[i] + t, a, b, wave, request=i))
+    return out
+
+
+def classify_scenario(exp: Experiment, scenario: Scenario) -> ScenarioDryRun:
+    """Controls, crossings and distinct K per arm on one scenario."""
+    waves = scenario_waves(scenario, exp.seed)
+    groups: dict[Any, list[str]] = {}
+    crossings: list[Crossing] = []
+    k_values: dict[str, tuple[int, ...]] = {}
+    for arm in exp.arms:
+        per_wave = [wave_k_runs(arm, lens, scenario.output_len) for lens in waves]
+        key = (arm.drafter, arm.options, tuple(per_wave))
+        groups.setdefault(key, []).append(arm.name)
+        for w, (lens, runs) in enumerate(zip(waves, per_wave)):
+            crossings.extend(_crossings(arm, w, lens, runs))
+        k_values[arm.name] = tuple(sorted({k for runs in per_wave for _, ks in runs for k in ks}))
+    return ScenarioDryRun(
+        name=scenario.name,
+        batch_size=scenario.batch_size,
+        num_waves=len(waves),
+        controls=tuple(tuple(g) for g in groups.values() if len(g) >= 2),
+        crossings=tuple(crossings),
+        k_values=k_values,
+    )
+
+
+def dry_run(exp: Experiment) -> DryRun:
+    """Classify every scenario and collect the warnings a reader must not miss."""
+    results = tuple(classify_scenario(exp, s) for s in exp.scenarios)
+    warnings: list[str] = []
+    n_arms = len(exp.arms)
+    for r in results:
+        if r.all_controls:
+            warnings.append(
+                f"scenario {r.name!r}: ALL {n_arms} arms select the same K at every token "
+                f"(one configuration): any difference measured there is noise, not a result"
+            )
+            continue
+        for group in r.controls:
+            if exp.baseline in group:
+                others = ", ".join(a for a in group if a != exp.baseline)
+                warnings.append(
+                    f"scenario {r.name!r}: arm(s) {others} run the same configuration as the "
+                    f"baseline {exp.baseline!r} (same K at every token): they can only tie"
+                )
+        for c in r.crossings:
+            who = f" request {c.request}" if c.request is not None else ""
+            warnings.append(
+                f"scenario {r.name!r}: arm {c.arm!r}{who} crosses a bucket boundary at token "
+                f"{c.token} (ctx {c.ctx}, wave {c.wave}): K {c.from_k} -> {c.to_k}"
+            )
+    if n_arms >= 2 and exp.replicates % n_arms:
+        warnings.append(
+            f"replicates ({exp.replicates}) is not a multiple of the number of arms ({n_arms}): "
+            f"run positions are balanced only approximately"
+        )
+    return DryRun(results, tuple(warnings))

@@ -1,0 +1,186 @@
+"""The experiment: arms (what runs), scenarios (which workload), replicates, warm-up, baseline.
+
+Configs are frozen and validated in `__post_init__` without I/O; `bench.load` reads files.
+An arm described by `k` is the schedule `[[1, K_BIG_BATCH, k]]`; `k: 0` is the no-spec arm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from specsched.errors import UserError
+from specsched.router import CtxAgg
+from specsched.schedule import Schedule, parse_schedule
+
+# Upper batch bound of the one-row schedule that stands for a constant-K arm.
+K_BIG_BATCH = 1 << 20
+NO_DRAFTER = "none"
+
+
+class ScenarioKind(str, Enum):
+    BATCH = "batch"  # explicit per-request prompt lengths, all started together
+    PREFIX_REPETITION = "prefix_repetition"  # shared prefix + distinct suffixes (vLLM dataset)
+    RANDOM = "random"  # uniform lengths in [input_len*(1-r), input_len*(1+r)] drawn with the seed
+
+
+class BackendKind(str, Enum):
+    ENGINE = "engine"  # the in-process reference engine (specsched.engine)
+    OPENAI = "openai"  # any OpenAI-compatible server via streaming /v1/completions
+    SIMULATED = "simulated"  # a deterministic toy model: tests and dry demos, never evidence
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """How an arm's OpenAI-compatible server is reached and, optionally, started and stopped."""
+
+    base_url: str = "http://127.0.0.1:8000"
+    command: tuple[str, ...] = ()  # empty: the server is already running (not managed)
+    model: str | None = None  # None: the first id listed by GET /v1/models
+    ready_timeout_s: float = 600.0
+    env: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise UserError(
+                f"server.base_url must start with http:// or https://, got {self.base_url!r}"
+            )
+        if self.ready_timeout_s <= 0:
+            raise UserError(f"server.ready_timeout_s must be > 0, got {self.ready_timeout_s}")
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One configuration under test. `schedule` is resolved (a `k` arm is a one-row schedule)."""
+
+    name: str
+    schedule: Schedule
+    ctx_agg: CtxAgg = CtxAgg.MEAN
+    drafter: str = NO_DRAFTER
+    per_request_k: bool = False
+    server: ServerSpec | None = None
+    # Anything else that makes this arm a different configuration (engine options, flags that the
+    # server command carries besides the schedule). Arms with different options are never controls.
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise UserError("arm: every arm needs a non-empty string `name`")
+
+    @property
+    def max_emitted_k(self) -> int:
+        return self.schedule.max_emitted_k
+
+
+def constant_k_schedule(k: int) -> Schedule:
+    """The schedule of an arm described by a fixed `k` (0 = no speculation)."""
+    return parse_schedule([[1, K_BIG_BATCH, k]])
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0  # 0: disabled
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise UserError(f"sampling.temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise UserError(f"sampling.top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k < 0:
+            raise UserError(f"sampling.top_k must be >= 0, got {self.top_k}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A workload. Lengths are in tokens; `prompt_lens` only for `batch`."""
+
+    name: str
+    kind: ScenarioKind
+    output_len: int
+    num_requests: int
+    concurrency: int
+    prompt_lens: tuple[int, ...] = ()  # batch
+    prefix_len: int = 0  # prefix_repetition
+    suffix_len: int = 0  # prefix_repetition
+    num_prefixes: int = 1  # prefix_repetition: requests cycle over this many shared prefixes
+    input_len: int = 0  # random
+    range_ratio: float = 0.0  # random
+    sampling: Sampling = field(default_factory=Sampling)
+
+    def __post_init__(self) -> None:
+        where = f"scenario {self.name!r}"
+        if self.output_len < 1:
+            raise UserError(f"{where}: output_len must be >= 1, got {self.output_len}")
+        if self.num_requests < 1 or self.concurrency < 1:
+            raise UserError(f"{where}: num_requests and concurrency must be >= 1")
+        if self.kind is ScenarioKind.BATCH:
+            if not self.prompt_lens or min(self.prompt_lens) < 1:
+                raise UserError(f"{where}: batch needs prompt_lens, a list of lengths >= 1")
+            if self.num_requests != len(self.prompt_lens):
+                raise UserError(
+                    f"{where}: batch runs one request per prompt length; num_requests "
+                    f"{self.num_requests} != {len(self.prompt_lens)} prompt_lens"
+                )
+        elif self.kind is ScenarioKind.PREFIX_REPETITION:
+            if self.prefix_len < 0 or self.suffix_len < 0 or self.prefix_len + self.suffix_len < 1:
+                raise UserError(f"{where}: prefix_len + suffix_len must be >= 1 (both >= 0)")
+            if self.num_prefixes < 1:
+                raise UserError(f"{where}: num_prefixes must be >= 1")
+        elif self.kind is ScenarioKind.RANDOM:
+            if self.input_len < 1:
+                raise UserError(f"{where}: random needs input_len >= 1")
+            if not 0 <= self.range_ratio < 1:
+                raise UserError(f"{where}: range_ratio must be in [0, 1), got {self.range_ratio}")
+
+    @property
+    def batch_size(self) -> int:
+        """Requests in flight together: min(concurrency, num_requests) (the dry-run assumption)."""
+        return min(self.concurrency, self.num_requests)
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    name: str
+    arms: tuple[Arm, ...]
+    scenarios: tuple[Scenario, ...]
+    baseline: str
+    replicates: int = 5
+    warmup: int = 1  # warm-up trials (discarded) before each measured trial
+    seed: int = 0
+    backend: BackendKind = BackendKind.ENGINE
+    backend_options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.arms:
+            raise UserError("experiment: `arms` is empty; give at least one arm")
+        if not self.scenarios:
+            raise UserError("experiment: `scenarios` is empty; give at least one scenario")
+        for what, names in (("arm", [a.name for a in self.arms]),
+                            ("scenario", [s.name for s in self.scenarios])):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise UserError(f"experiment: duplicate {what} name(s): {', '.join(dupes)}")
+        if self.baseline not in {a.name for a in self.arms}:
+            raise UserError(
+                f"experiment: baseline {self.baseline!r} is not an arm "
+                f"(arms: {', '.join(a.name for a in self.arms)})"
+            )
+        if self.replicates < 1:
+            raise UserError(f"experiment: replicates must be >= 1, got {self.replicates}")
+        if self.warmup < 0:
+            raise UserError(f"experiment: warmup must be >= 0, got {self.warmup}")
+
+    def arm(self, name: str) -> Arm:
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise UserError(f"no arm named {name!r}")
+
+    def scenario(self, name: str) -> Scenario:
+        for s in self.scenarios:
+            if s.name == name:
+                return s
+        raise UserError(f"no scenario named {name!r}")

@@ -1,0 +1,290 @@
+"""Read an experiment file (YAML or JSON) into an `Experiment`, with one-line errors that name
+the field; `experiment_to_obj` / `experiment_hash` give its canonical form (schedules resolved)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from specsched.bench.experiment import (
+    NO_DRAFTER,
+    Arm,
+    BackendKind,
+    Experiment,
+    Sampling,
+    Scenario,
+    ScenarioKind,
+    ServerSpec,
+    constant_k_schedule,
+)
+from specsched.errors import UserError
+from specsched.router import CtxAgg
+from specsched.schedule import load_schedule, schedule_from_obj
+
+TOP_KEYS = {"name", "arms", "scenarios", "baseline", "replicates", "warmup", "seed", "backend",
+            "backend_options", "drafter"}
+ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max_k", "server",
+            "options"}
+SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
+SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
+                 "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling"}
+SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
+
+
+def _check_keys(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise UserError(f"{where}: expected a mapping, got {type(obj).__name__}")
+    unknown = sorted(set(map(str, obj)) - allowed)
+    if unknown:
+        raise UserError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
+    return obj
+
+
+def _int(obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
+    value = obj.get(key, default)
+    if value is None:
+        raise UserError(f"{where}: `{key}` is required (an integer)")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{where}: `{key}` must be an integer, got {value!r}")
+    return value
+
+
+def _num(obj: dict[str, Any], key: str, where: str, default: float) -> float:
+    value = obj.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{where}: `{key}` must be a number, got {value!r}")
+    return float(value)
+
+
+def _str(obj: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = obj.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise UserError(f"{where}: `{key}` must be a non-empty string, got {value!r}")
+    return value
+
+
+def _enum(cls: Any, value: Any, where: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in cls)
+        raise UserError(f"{where}: {value!r} is not one of {choices}") from None
+
+
+def _options(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected a mapping, got {type(value).__name__}")
+    try:
+        json.dumps(value)
+    except TypeError as exc:
+        raise UserError(f"{where}: values must be plain JSON data ({exc})") from None
+    return tuple(sorted((str(k), v) for k, v in value.items()))
+
+
+def _server(obj: Any, where: str) -> ServerSpec:
+    obj = _check_keys(obj, SERVER_KEYS, where)
+    command = obj.get("command", ())
+    if isinstance(command, str):
+        command = command.split()
+    if not isinstance(command, (list, tuple)) or not all(isinstance(c, str) for c in command):
+        raise UserError(f"{where}: `command` must be a string or a list of strings")
+    env = obj.get("env") or {}
+    if not isinstance(env, dict):
+        raise UserError(f"{where}: `env` must be a mapping of strings")
+    model = obj.get("model")
+    if model is not None and not isinstance(model, str):
+        raise UserError(f"{where}: `model` must be a string")
+    return ServerSpec(
+        base_url=_str(obj, "base_url", where, "http://127.0.0.1:8000").rstrip("/"),
+        command=tuple(command),
+        model=model,
+        ready_timeout_s=_num(obj, "ready_timeout_s", where, 600.0),
+        env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
+    )
+
+
+def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm:
+    where = f"arms[{index}]"
+    obj = _check_keys(obj, ARM_KEYS, where)
+    name = _str(obj, "name", where)
+    where = f"arm {name!r}"
+    has_schedule, has_k = "schedule" in obj, "k" in obj
+    if has_schedule == has_k:
+        raise UserError(f"{where}: give exactly one of `schedule` (file or inline) or `k`")
+    max_k = obj.get("max_k")
+    if max_k is not None:
+        max_k = _int(obj, "max_k", where)
+    if has_k:
+        k = _int(obj, "k", where)
+        if k < 0:
+            raise UserError(f"{where}: `k` must be >= 0, got {k}")
+        schedule = constant_k_schedule(k).clamped(max_k)
+    else:
+        source = obj["schedule"]
+        try:
+            if isinstance(source, str) and not source.strip().startswith(("[", "{")):
+                path = Path(source)
+                schedule = load_schedule(path if path.is_absolute() else base_dir / path, max_k)
+            elif isinstance(source, str):
+                schedule = load_schedule(source, max_k)
+            else:
+                schedule = schedule_from_obj(source, max_k)
+        except UserError as exc:
+            raise UserError(f"{where}: schedule: {exc}") from None
+    zero = schedule.k_values == (0,)
+    drafter = obj.get("drafter", NO_DRAFTER if zero and "drafter" not in obj else default_drafter)
+    if not isinstance(drafter, str) or not drafter:
+        raise UserError(f"{where}: `drafter` must be a non-empty string")
+    per_request = obj.get("per_request_k", False)
+    if not isinstance(per_request, bool):
+        raise UserError(f"{where}: `per_request_k` must be true or false")
+    return Arm(
+        name=name,
+        schedule=schedule,
+        ctx_agg=_enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg"),
+        drafter=drafter,
+        per_request_k=per_request,
+        server=None if obj.get("server") is None else _server(obj["server"], f"{where}: server"),
+        options=_options(obj.get("options"), f"{where}: options"),
+    )
+
+
+def parse_scenario(obj: Any, index: int) -> Scenario:
+    where = f"scenarios[{index}]"
+    obj = _check_keys(obj, SCENARIO_KEYS, where)
+    name = _str(obj, "name", where)
+    where = f"scenario {name!r}"
+    kind = _enum(ScenarioKind, obj.get("kind"), f"{where}: kind")
+    prompt_lens: tuple[int, ...] = ()
+    if kind is ScenarioKind.BATCH:
+        raw = obj.get("prompt_lens")
+        if not isinstance(raw, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in raw
+        ):
+            raise UserError(f"{where}: batch needs `prompt_lens`, a list of integers")
+        prompt_lens = tuple(raw)
+    default_n = len(prompt_lens) if prompt_lens else None
+    num_requests = _int(obj, "num_requests", where, default_n)
+    sampling_obj = _check_keys(obj.get("sampling") or {}, SAMPLING_KEYS, f"{where}: sampling")
+    return Scenario(
+        name=name,
+        kind=kind,
+        output_len=_int(obj, "output_len", where),
+        num_requests=num_requests,
+        concurrency=_int(obj, "concurrency", where, num_requests),
+        prompt_lens=prompt_lens,
+        prefix_len=_int(obj, "prefix_len", where, 0),
+        suffix_len=_int(obj, "suffix_len", where, 0),
+        num_prefixes=_int(obj, "num_prefixes", where, 1),
+        input_len=_int(obj, "input_len", where, 0),
+        range_ratio=_num(obj, "range_ratio", where, 0.0),
+        sampling=Sampling(
+            temperature=_num(sampling_obj, "temperature", f"{where}: sampling", 0.0),
+            top_p=_num(sampling_obj, "top_p", f"{where}: sampling", 1.0),
+            top_k=_int(sampling_obj, "top_k", f"{where}: sampling", 0),
+        ),
+    )
+
+
+def experiment_from_obj(obj: Any, base_dir: Path = Path(".")) -> Experiment:
+    """Validate decoded experiment data. Relative schedule paths resolve against `base_dir`."""
+    obj = _check_keys(obj, TOP_KEYS, "experiment")
+    for key in ("arms", "scenarios"):
+        if not isinstance(obj.get(key), list):
+            raise UserError(f"experiment: `{key}` is required, a list")
+    default_drafter = _str(obj, "drafter", "experiment", "default")
+    arms = tuple(parse_arm(a, i, base_dir, default_drafter) for i, a in enumerate(obj["arms"]))
+    scenarios = tuple(parse_scenario(s, i) for i, s in enumerate(obj["scenarios"]))
+    baseline = obj.get("baseline", arms[0].name if arms else "")
+    return Experiment(
+        name=_str(obj, "name", "experiment", "experiment"),
+        arms=arms,
+        scenarios=scenarios,
+        baseline=baseline if isinstance(baseline, str) else str(baseline),
+        replicates=_int(obj, "replicates", "experiment", 5),
+        warmup=_int(obj, "warmup", "experiment", 1),
+        seed=_int(obj, "seed", "experiment", 0),
+        backend=_enum(BackendKind, obj.get("backend", "engine"), "experiment: backend"),
+        backend_options=_options(obj.get("backend_options"), "experiment: backend_options"),
+    )
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read a .yaml/.yml/.json experiment file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such experiment file (YAML or JSON)")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    try:
+        obj = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{path}: invalid YAML{where}") from None
+    try:
+        return experiment_from_obj(obj, path.parent)
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}") from None
+
+
+def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
+    """Canonical JSON-ready form, schedules resolved to 5-item entries (what the hash covers)."""
+    return {
+        "name": exp.name,
+        "baseline": exp.baseline,
+        "replicates": exp.replicates,
+        "warmup": exp.warmup,
+        "seed": exp.seed,
+        "backend": exp.backend.value,
+        "backend_options": dict(exp.backend_options),
+        "arms": [
+            {
+                "name": a.name,
+                "schedule": a.schedule.entries(5),
+                "max_k": a.schedule.max_k,
+                "ctx_agg": a.ctx_agg.value,
+                "drafter": a.drafter,
+                "per_request_k": a.per_request_k,
+                "server": None if a.server is None else {
+                    "base_url": a.server.base_url,
+                    "command": list(a.server.command),
+                    "model": a.server.model,
+                    "ready_timeout_s": a.server.ready_timeout_s,
+                    "env": dict(a.server.env),
+                },
+                "options": dict(a.options),
+            }
+            for a in exp.arms
+        ],
+        "scenarios": [
+            {
+                "name": s.name, "kind": s.kind.value, "output_len": s.output_len,
+                "num_requests": s.num_requests, "concurrency": s.concurrency,
+                "prompt_lens": list(s.prompt_lens), "prefix_len": s.prefix_len,
+                "suffix_len": s.suffix_len, "num_prefixes": s.num_prefixes,
+                "input_len": s.input_len, "range_ratio": s.range_ratio,
+                "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
+                             "top_k": s.sampling.top_k},
+            }
+            for s in exp.scenarios
+        ],
+    }
+
+
+def experiment_hash(exp: Experiment) -> str:
+    """sha256 (16 hex) of the canonical form: a changed arm, scenario or schedule changes it."""
+    canon = json.dumps(experiment_to_obj(exp), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:16]

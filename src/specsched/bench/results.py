@@ -1,0 +1,149 @@
+"""The results file: JSONL, a header line then one line per trial, each flushed and fsynced as it
+finishes, so `kill -9` loses at most the trial in flight.
+
+A damaged file is never read silently: a final line without its newline or with invalid JSON is a
+*corrupt tail* (reported with its line number; dropped only when the caller passes an explicit flag,
+and the dropped bytes are kept in a side file); invalid JSON earlier is an error, always.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import IO, Any
+
+from specsched.errors import UserError
+
+RESULTS_VERSION = 1
+
+
+class RecordType(str, Enum):
+    HEADER = "header"
+    TRIAL = "trial"
+
+
+@dataclass(frozen=True, slots=True)
+class CorruptTail:
+    line_no: int  # 1-based
+    offset: int  # byte offset where the bad line starts (the good prefix ends here)
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    header: dict[str, Any]
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    corrupt_tail: CorruptTail | None = None
+
+    @property
+    def experiment_hash(self) -> str:
+        return str(self.header.get("experiment_hash", ""))
+
+    def done_keys(self) -> set[str]:
+        return {str(t["key"]) for t in self.trials}
+
+
+def scan_lines(data: bytes) -> tuple[list[dict[str, Any]], CorruptTail | None]:
+    """Parse JSONL bytes. Returns the good records and the corrupt tail, if any.
+    Raises UserError for invalid JSON before the last line."""
+    records: list[dict[str, Any]] = []
+    offset = 0
+    lines = data.split(b"\n")
+    complete, rest = lines[:-1], lines[-1]
+    for i, raw in enumerate(complete):
+        line_no = i + 1
+        try:
+            obj = json.loads(raw)
+            if not isinstance(obj, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            if i == len(complete) - 1 and not rest:
+                return records, CorruptTail(line_no, offset, f"invalid JSON ({exc})")
+            raise UserError(
+                f"line {line_no} is not valid JSON and is not the last line: the file is damaged; "
+                f"repair or remove that line by hand"
+            ) from None
+        records.append(obj)
+        offset += len(raw) + 1
+    if rest.strip():
+        return records, CorruptTail(len(complete) + 1, offset, "no final newline (cut off)")
+    return records, None
+
+
+def read_results(path: Path, allow_corrupt_tail: bool = False) -> Results:
+    """Read a results file. A corrupt tail is a UserError unless `allow_corrupt_tail`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such results file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    try:
+        records, tail = scan_lines(data)
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    if tail is not None and not allow_corrupt_tail:
+        raise UserError(
+            f"{path}: line {tail.line_no} is corrupt ({tail.reason}), probably a run killed "
+            f"mid-write; pass --truncate-corrupt-tail (bench --resume) or --ignore-corrupt-tail "
+            f"(report) to drop it"
+        )
+    if not records or records[0].get("type") != RecordType.HEADER.value:
+        raise UserError(f"{path}: first line is not a specsched bench header")
+    header = records[0]
+    if header.get("version") != RESULTS_VERSION:
+        raise UserError(f"{path}: results version {header.get('version')!r} is not supported")
+    trials = [r for r in records[1:] if r.get("type") == RecordType.TRIAL.value]
+    return Results(header, trials, tail)
+
+
+def truncate_corrupt_tail(path: Path, tail: CorruptTail) -> Path:
+    """Cut the file at the corrupt line; the dropped bytes go to `<path>.corrupt-line<N>`."""
+    with open(path, "r+b") as f:
+        f.seek(tail.offset)
+        dropped = f.read()
+        side = path.with_name(f"{path.name}.corrupt-line{tail.line_no}")
+        side.write_bytes(dropped)
+        f.truncate(tail.offset)
+        f.flush()
+        os.fsync(f.fileno())
+    return side
+
+
+def create_results(path: Path, header: dict[str, Any]) -> None:
+    """Write a new file holding the header (atomic: temp file + os.replace); never overwrites."""
+    if path.exists():
+        raise UserError(f"{path}: already exists; continue it with --resume or pick another --out")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"type": RecordType.HEADER.value, "version": RESULTS_VERSION, **header})
+                + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class ResultsWriter:
+    """Appends one JSON line per record, flushed and fsynced before `append` returns."""
+
+    def __init__(self, path: Path) -> None:
+        self._f: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
