@@ -1,0 +1,268 @@
+"""`specsched profile`: build, import or inspect a profile.json for the planner.
+
+Modes (one at a time):
+  specsched profile PROFILE.json                      validate and print a profile
+  specsched profile --from-vllm-bench FILE... --out P import `vllm bench serve` result files
+  specsched profile --roofline --gpu G --model M --out P   analytic profile (no hardware needed)
+  specsched profile --engine --out P                  measure on specsched's engine (resumable)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from typing import Any
+
+from specsched.cli._common import parse_int_list, print_json, stdout_console
+from specsched.errors import UserError
+
+DEFAULT_BATCH_SIZES = "1,4,16,64,256"
+DEFAULT_CONTEXTS = "512,2048,8192,32768"
+DEFAULT_KS = "0,1,2,3,4,6,8"
+
+
+def parse_acceptance(text: str | None) -> tuple[float, ...] | None:
+    """'0.8' (every position) or '0.9,0.85,0.8' (per draft position) -> floats in [0, 1]."""
+    if text is None:
+        return None
+    out: list[float] = []
+    for i, item in enumerate(t.strip() for t in text.split(",") if t.strip()):
+        try:
+            value = float(item)
+        except ValueError:
+            raise UserError(f"--acceptance: item {i} ({item!r}) is not a number") from None
+        if not 0.0 <= value <= 1.0:
+            raise UserError(f"--acceptance: item {i} ({value}) must be in [0, 1]")
+        out.append(value)
+    if not out:
+        raise UserError("--acceptance: expected a rate like 0.8 or a list like 0.9,0.85,0.8")
+    return tuple(out)
+
+
+def add_roofline_args(p: argparse.ArgumentParser) -> None:
+    """Arguments of the analytic roofline model, shared with `specsched plan`."""
+    g = p.add_argument_group("roofline model (plan for hardware you don't have)")
+    g.add_argument("--roofline", action="store_true", help="use the analytic cost model")
+    g.add_argument(
+        "--gpu",
+        default="H100-SXM",
+        help="H100-SXM, H200, A100-80GB, L40S, or a JSON hardware spec (default H100-SXM)",
+    )
+    g.add_argument(
+        "--model",
+        default="llama-3.1-8b",
+        help="llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, smollm2-135m, or a JSON spec / "
+        "HF config.json (default llama-3.1-8b)",
+    )
+    g.add_argument(
+        "--drafter",
+        default="streaming",
+        help="'streaming' (StreamingLLM self-draft, MagicDec) or a draft model preset / "
+        "JSON (default streaming)",
+    )
+    g.add_argument(
+        "--draft-window",
+        type=int,
+        default=512,
+        help="StreamingLLM KV window of the self-draft, tokens (default 512)",
+    )
+    g.add_argument("--ks", default=DEFAULT_KS, help=f"K values to model (default {DEFAULT_KS})")
+
+
+def add_grid_args(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--batch-sizes",
+        default=None,
+        help=f"comma-separated batch sizes {what} (default {DEFAULT_BATCH_SIZES})",
+    )
+    p.add_argument(
+        "--contexts",
+        default=None,
+        help=f"comma-separated context lengths {what} (default {DEFAULT_CONTEXTS})",
+    )
+    p.add_argument(
+        "--acceptance",
+        default=None,
+        help="acceptance per draft position: one rate (0.8) or a list (0.9,0.85,0.8); "
+        "roofline default 0.8 (an assumption)",
+    )
+
+
+def grid_from_args(args: argparse.Namespace) -> Any:
+    from specsched.planner import ProfileGrid
+
+    bs = parse_int_list(args.batch_sizes or DEFAULT_BATCH_SIZES, "--batch-sizes", 1)
+    cs = parse_int_list(args.contexts or DEFAULT_CONTEXTS, "--contexts", 1)
+    ks = parse_int_list(args.ks, "--ks", 0)
+    return ProfileGrid(tuple(sorted(set(bs))), tuple(sorted(set(cs))), tuple(sorted({0, *ks})))
+
+
+def roofline_from_args(args: argparse.Namespace) -> Any:
+    """A complete roofline Profile from the shared arguments."""
+    from specsched.planner import (
+        DraftKind,
+        DraftSpec,
+        resolve_hardware,
+        resolve_model,
+        roofline_profile,
+    )
+
+    hw, target = resolve_hardware(args.gpu), resolve_model(args.model)
+    if args.drafter.lower() == "streaming":
+        draft = DraftSpec(DraftKind.STREAMING, window=args.draft_window)
+    else:
+        draft = DraftSpec(DraftKind.MODEL, model=resolve_model(args.drafter))
+    return roofline_profile(
+        hw, target, draft, grid_from_args(args), parse_acceptance(args.acceptance)
+    )
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("profile", help="build, import or inspect a profile.json for the planner")
+    p.add_argument("profile", nargs="?", help="an existing profile.json to validate and print")
+    p.add_argument(
+        "--from-vllm-bench",
+        nargs="+",
+        metavar="FILE",
+        help="import `vllm bench serve --save-result` files (JSON or JSON lines)",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        default=None,
+        help="K of every imported run (else metadata k=N or k<N> in the file name)",
+    )
+    p.add_argument(
+        "--ctx",
+        type=int,
+        default=None,
+        help="context of every imported run (else metadata ctx=N, else derived)",
+    )
+    p.add_argument(
+        "--engine",
+        action="store_true",
+        help="measure on specsched's reference engine (resumable; needs the engine)",
+    )
+    add_roofline_args(p)
+    add_grid_args(p, "to profile")
+    p.add_argument("--out", default=None, help="where to write the profile (e.g. profile.json)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--json", action="store_true", help="print the profile as JSON")
+    p.set_defaults(func=run)
+
+
+def _engine_measure(args: argparse.Namespace) -> Any:
+    """EXTENSION POINT (engine-backed profiling). Returns a `measure(point) -> sample` callback
+    for `specsched.planner.run_profile`; see notes/planner.md, "Wiring the engine"."""
+    try:
+        engine = importlib.import_module("specsched.engine")
+    except ImportError:
+        raise UserError("engine-backed profiling is not available yet") from None
+    if not hasattr(engine, "LLM"):
+        raise UserError(
+            "engine-backed profiling is not available yet (specsched.engine has no LLM)"
+        )
+    raise UserError(
+        "engine-backed profiling is not wired to specsched.engine.LLM yet; "
+        "use --from-vllm-bench or --roofline (see notes/planner.md)"
+    )
+
+
+def _run_engine_profile(args: argparse.Namespace) -> Any:
+    """Resumable engine-backed profile with a progress bar: rerun the same command to continue."""
+    from rich.progress import Progress
+
+    from specsched.planner import ProfileMetadata, ProfileSource, run_profile
+
+    if args.out is None:
+        raise UserError("--out is required: the profile (and its resume file) go there")
+    measure = _engine_measure(args)
+    metadata = ProfileMetadata(source=ProfileSource.ENGINE, drafter=args.drafter)
+    with Progress(console=stdout_console()) as bar:
+        task = bar.add_task("profiling", total=None)
+
+        def progress(done: int, total: int, point: Any) -> None:
+            bar.update(task, completed=done, total=total, description=f"profiling {point}")
+
+        return run_profile(args.out, grid_from_args(args), metadata, measure, progress=progress)
+
+
+def _write(profile: Any, args: argparse.Namespace) -> None:
+    from specsched.planner import save_profile
+
+    if args.out is None:
+        raise UserError("--out is required: where should the profile go? (e.g. --out profile.json)")
+    if Path(args.out).exists() and not args.force:
+        raise UserError(f"{args.out} exists; choose another --out or pass --force to overwrite")
+    save_profile(profile, args.out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specsched.planner import import_vllm_bench, load_profile, profile_to_obj
+
+    modes = [bool(args.profile), bool(args.from_vllm_bench), args.roofline, args.engine]
+    if sum(modes) != 1:
+        raise UserError(
+            "give exactly one of: PROFILE.json, --from-vllm-bench FILE..., --roofline, --engine"
+        )
+    if args.engine:
+        profile = _run_engine_profile(args)
+    elif args.from_vllm_bench:
+        profile = import_vllm_bench(
+            args.from_vllm_bench, args.k, args.ctx, parse_acceptance(args.acceptance)
+        )
+        _write(profile, args)
+    elif args.roofline:
+        profile = roofline_from_args(args)
+        _write(profile, args)
+    else:
+        profile = load_profile(args.profile)
+    if args.json:
+        print_json(profile_to_obj(profile))
+    else:
+        render_profile(profile, args.out or args.profile)
+    return 0
+
+
+def render_profile(profile: Any, name: str) -> None:
+    """Metadata, T per (batch, ctx) x K, acceptance per context; notes what blocks planning."""
+    from rich.table import Table
+
+    from specsched.planner import expected_tokens
+
+    console = stdout_console()
+    m, g = profile.metadata, profile.grid
+    console.print(
+        f"[bold]{name}[/]: model {m.model}, drafter {m.drafter}, device {m.device}, "
+        f"dtype {m.dtype}, source {m.source.value}"
+    )
+    if m.notes:
+        console.print(f"notes: {m.notes}")
+    table = Table(title="step time T (ms, median) by K")
+    table.add_column("batch")
+    table.add_column("ctx")
+    for k in g.ks:
+        table.add_column(f"K={k}", justify="right")
+    for c in g.contexts:
+        for b in g.batch_sizes:
+            cells = []
+            for k in g.ks:
+                t = profile.timing(b, c, k)
+                cells.append("-" if t is None else f"{t.t_step_ms.median:.3g}")
+            table.add_row(str(b), str(c), *cells)
+    console.print(table)
+    if profile.acceptance:
+        acc = Table(title="acceptance per draft position")
+        acc.add_column("ctx")
+        acc.add_column("a_1..a_K")
+        acc.add_column(f"E(tokens/step) at K={g.ks[-1]}", justify="right")
+        for a in profile.acceptance:
+            e = expected_tokens(a.a, min(g.ks[-1], len(a.a)))
+            acc.add_row(str(a.ctx), " ".join(f"{x:.2f}" for x in a.a), f"{e:.2f}")
+        console.print(acc)
+    missing = profile.missing_points()
+    if missing:
+        console.print(f"[yellow]{len(missing)} grid points not measured yet[/]")
+    else:
+        console.print("complete: ready for `specsched plan`")

@@ -1,0 +1,202 @@
+"""The profile: measured (or modelled) step times and acceptance over a (batch, context, K) grid.
+
+`Profile` is the versioned, engine-neutral input of the planner. Step time T(B, ctx, K) is
+`t_step_ms` of a point: for K = 0 the plain (no-spec) decode step, for K > 0 one whole speculative
+step (draft K tokens + verify K+1). `t_verify_ms` / `t_draft_ms` break it down when the source
+measured them separately (specsched's own engine, the roofline model); imported vLLM runs carry only
+the total. Acceptance is per draft position (conditional, see `planner.acceptance`) per context; it
+does not depend on batch size. Serialization lives in `planner.profile_io`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from specsched.errors import UserError
+
+SCHEMA = "specsched.profile"
+SCHEMA_VERSION = 1
+
+
+class ProfileSource(str, Enum):
+    ENGINE = "engine"  # specsched's reference engine (`specsched profile --engine`)
+    VLLM_BENCH = "vllm-bench"  # imported `vllm bench serve` result files
+    ROOFLINE = "roofline"  # analytic cost model, `planner.roofline`
+    MANUAL = "manual"  # hand-written / other engines, documented format
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    """A repeated measurement in ms: median, spread (IQR for specsched's own runs; std for vLLM
+    imports; 0 for modelled values) and the number of repeats behind it."""
+
+    median: float
+    spread: float = 0.0
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.median) or self.median <= 0:
+            raise UserError(f"median must be a positive number of ms, got {self.median}")
+        if not np.isfinite(self.spread) or self.spread < 0:
+            raise UserError(f"spread must be >= 0, got {self.spread}")
+        if self.n < 0:
+            raise UserError(f"n must be >= 0, got {self.n}")
+
+    @classmethod
+    def from_samples(cls, samples_ms: Sequence[float], warmup: int = 0) -> Stat:
+        """Median and interquartile range of `samples_ms` after dropping `warmup` leading ones."""
+        kept = np.asarray(samples_ms[warmup:], dtype=np.float64)
+        if kept.size == 0:
+            raise ValueError(f"no samples left after {warmup} warm-up ones")
+        q25, q50, q75 = np.percentile(kept, [25, 50, 75])
+        return cls(float(q50), float(q75 - q25), int(kept.size))
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileGrid:
+    """Profile axes: sorted distinct batch sizes (>= 1), contexts (>= 1 token), K (0 first)."""
+
+    batch_sizes: tuple[int, ...]
+    contexts: tuple[int, ...]
+    ks: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name, values, low in (
+            ("batch_sizes", self.batch_sizes, 1),
+            ("contexts", self.contexts, 1),
+            ("ks", self.ks, 0),
+        ):
+            if not values:
+                raise UserError(f"grid.{name}: must not be empty")
+            if any(v < low for v in values):
+                raise UserError(f"grid.{name}: every value must be >= {low}, got {list(values)}")
+            if list(values) != sorted(set(values)):
+                raise UserError(f"grid.{name}: must be sorted and distinct, got {list(values)}")
+        if self.ks[0] != 0:
+            raise UserError(
+                f"grid.ks: must include K=0 (the no-spec baseline), got {list(self.ks)}"
+            )
+
+    @property
+    def num_points(self) -> int:
+        return len(self.batch_sizes) * len(self.contexts) * len(self.ks)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileMetadata:
+    """Where the numbers come from. Free-form strings; `library_versions` maps name -> version."""
+
+    model: str = "unknown"
+    drafter: str = "unknown"
+    dtype: str = "unknown"
+    device: str = "unknown"
+    threads: int | None = None
+    source: ProfileSource = ProfileSource.MANUAL
+    created: str = ""
+    library_versions: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TimingPoint:
+    """T at one grid point. t_step_ms = plain step (K=0) or draft + verify (K>0)."""
+
+    batch_size: int
+    ctx: int
+    k: int
+    t_step_ms: Stat
+    t_verify_ms: Stat | None = None
+    t_draft_ms: Stat | None = None
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.batch_size, self.ctx, self.k)
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptancePoint:
+    """Conditional acceptance per draft position at context `ctx`, from `n` drafts (0: assumed)."""
+
+    ctx: int
+    a: tuple[float, ...]
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ctx < 1:
+            raise UserError(f"acceptance ctx must be >= 1, got {self.ctx}")
+        if not self.a or any(not 0.0 <= x <= 1.0 for x in self.a):
+            raise UserError(f"acceptance at ctx {self.ctx}: rates must be in [0, 1], got {self.a}")
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A (possibly partial) profile. Points lie on the grid; no point twice."""
+
+    metadata: ProfileMetadata
+    grid: ProfileGrid
+    timings: tuple[TimingPoint, ...] = ()
+    acceptance: tuple[AcceptancePoint, ...] = ()  # sorted by ctx, distinct
+
+    def __post_init__(self) -> None:
+        g = self.grid
+        seen: set[tuple[int, int, int]] = set()
+        for i, p in enumerate(self.timings):
+            if p.batch_size not in g.batch_sizes or p.ctx not in g.contexts or p.k not in g.ks:
+                raise UserError(
+                    f"timings[{i}] (batch {p.batch_size}, ctx {p.ctx}, K {p.k}) is not on the grid "
+                    f"batch_sizes={list(g.batch_sizes)} contexts={list(g.contexts)} ks={list(g.ks)}"
+                )
+            if p.key in seen:
+                raise UserError(
+                    f"timings[{i}] (batch {p.batch_size}, ctx {p.ctx}, K {p.k}) is given twice"
+                )
+            seen.add(p.key)
+        ctxs = [a.ctx for a in self.acceptance]
+        if ctxs != sorted(set(ctxs)):
+            raise UserError(f"acceptance: contexts must be sorted and distinct, got {ctxs}")
+
+    def timing(self, batch_size: int, ctx: int, k: int) -> TimingPoint | None:
+        for p in self.timings:
+            if p.key == (batch_size, ctx, k):
+                return p
+        return None
+
+    def missing_points(self) -> list[tuple[int, int, int]]:
+        """Grid points (batch, ctx, K) without a timing, in grid order."""
+        have = {p.key for p in self.timings}
+        g = self.grid
+        return [
+            (b, c, k)
+            for c in g.contexts
+            for b in g.batch_sizes
+            for k in g.ks
+            if (b, c, k) not in have
+        ]
+
+    def require_plannable(self, where: str = "profile") -> None:
+        """One-line UserError unless every grid point is timed and acceptance covers max K."""
+        missing = self.missing_points()
+        if missing:
+            b, c, k = missing[0]
+            raise UserError(
+                f"{where}: {len(missing)} of {self.grid.num_points} grid points have no timing "
+                f"(first: batch {b}, ctx {c}, K {k}); finish the profile (it resumes) or drop that "
+                f"value from the grid"
+            )
+        max_k = self.grid.ks[-1]
+        if max_k > 0:
+            if not self.acceptance:
+                raise UserError(
+                    f"{where}: no acceptance data; K > 0 needs acceptance per draft position "
+                    f"(measure it, or give an assumed rate, e.g. --acceptance 0.8)"
+                )
+            short = [a.ctx for a in self.acceptance if len(a.a) < max_k]
+            if short:
+                raise UserError(
+                    f"{where}: acceptance at ctx {short[0]} covers fewer than {max_k} draft "
+                    f"positions (the largest K of the grid)"
+                )
