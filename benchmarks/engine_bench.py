@@ -1,0 +1,303 @@
+"""Engine microbenchmark on SmolLM2-135M: decode tok/s vs transformers, roofline, T(B, ctx, q).
+
+    .venv/bin/python benchmarks/engine_bench.py --threads 2 --out notes/engine_step_grid.json
+
+Decode ("no-spec") timing, ours: one ragged forward of B sequences x 1 new token on top of ctx
+cached positions, plus greedy argmax and metadata building (the engine's step minus the Python
+scheduler). KV contents are left as they are: timing does not depend on values, and skipping the
+B x ctx prefill keeps the 4096-context points affordable. transformers: the same weights
+(dequantized from the same GGUF) in `LlamaForCausalLM`, a `DynamicCache` pre-filled with ctx
+positions, one `forward` + argmax per step, i.e. the inner loop of `generate()`; one real
+`generate()` point (B=1, ctx=256, prefill subtracted) is reported as a cross-check.
+Both run in this process, side by side, with the same dtype and thread count; figures are noisy
+on a shared machine, ratios are the meaningful output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+warnings.filterwarnings("ignore", category=FutureWarning)  # transformers' past_key_values rename
+
+
+def median_time(fn: Callable[[], Any], steps: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def read_bandwidth_gbs(threads: int) -> float:
+    """Memory read bandwidth: best of 5 sums over a 512 MB fp32 tensor."""
+    x = torch.ones(128 * 1024 * 1024)
+    best = min(median_time(lambda: x.sum(), 1, warmup=1) for _ in range(5))
+    return x.numel() * 4 / best / 1e9
+
+
+def hf_reference(cfg: Any, weights: dict[str, torch.Tensor], dtype: torch.dtype) -> Any:
+    import transformers
+
+    hf_cfg = transformers.LlamaConfig(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads,
+        num_key_value_heads=cfg.num_kv_heads,
+        head_dim=cfg.head_dim,
+        rms_norm_eps=cfg.rms_norm_eps,
+        rope_theta=cfg.rope_theta,
+        max_position_embeddings=cfg.max_position_embeddings,
+        tie_word_embeddings=cfg.tie_word_embeddings,
+    )
+    model = transformers.LlamaForCausalLM(hf_cfg).to(dtype).eval()
+    model.load_state_dict(weights, strict=False)
+    model.tie_weights()
+    return model
+
+
+def hf_decode_step_s(model: Any, b: int, ctx: int, steps: int) -> float:
+    from transformers import DynamicCache
+
+    cfg = model.config
+    dtype = next(model.parameters()).dtype
+    cache = DynamicCache(config=cfg)
+    for layer in range(cfg.num_hidden_layers):
+        kv = torch.randn(b, cfg.num_key_value_heads, ctx, cfg.head_dim, dtype=dtype)
+        cache.update(kv, kv.clone(), layer)
+    ids = torch.full((b, 1), 5)
+    pos = [ctx]
+
+    def step() -> None:
+        with torch.no_grad():
+            out = model(
+                input_ids=ids,
+                past_key_values=cache,
+                use_cache=True,
+                position_ids=torch.full((b, 1), pos[0]),
+                attention_mask=torch.ones(b, pos[0] + 1, dtype=torch.long),
+            )
+        out.logits[:, -1].argmax(-1)
+        pos[0] += 1
+
+    return median_time(step, steps)
+
+
+def hf_generate_tok_s(model: Any, ctx: int, new_tokens: int) -> float:
+    """Real generate(): (t(N) - t(1)) / (N - 1) removes the prefill."""
+    ids = torch.randint(10, 1000, (1, ctx))
+
+    def run(n: int) -> float:
+        t = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False)
+        return time.perf_counter() - t
+
+    run(2)
+    return (new_tokens - 1) / (run(new_tokens) - run(1))
+
+
+def our_step_s(engine: Any, b: int, ctx: int, q: int, steps: int, all_logits: bool) -> float:
+    from specsched.engine.attention import build_metadata
+
+    pos = [ctx]
+    ids = torch.full((b * q,), 5)
+
+    def step() -> None:
+        meta = build_metadata(list(range(b)), [pos[0]] * b, [q] * b, engine.device)
+        rows = None if all_logits else torch.arange(q - 1, b * q, q)
+        engine.model(ids, meta, engine.kv, rows).argmax(-1)
+        if q == 1:
+            pos[0] += 1
+
+    return median_time(step, steps)
+
+
+def prefix_workload_s(
+    model_cfg: Any, weights: dict[str, torch.Tensor], prefix_len: int, caching: bool, dtype: str
+) -> tuple[float, int]:
+    """4 requests sharing a prefix_len-token prefix (+16 own tokens, 4 output tokens each),
+    after one earlier request with the same prefix. Returns (seconds, cached prompt tokens)."""
+    from specsched.engine.config import EngineConfig
+    from specsched.engine.engine import LLMEngine
+    from specsched.engine.sampling import SamplingParams
+
+    engine = LLMEngine(
+        model_cfg,
+        weights,
+        EngineConfig(
+            max_num_seqs=4,
+            max_model_len=prefix_len + 64,
+            max_num_batched_tokens=512,
+            enable_prefix_caching=caching,
+            dtype=dtype,
+        ),
+    )
+    g = torch.Generator().manual_seed(0)
+    prefix = torch.randint(10, 40000, (prefix_len,), generator=g).tolist()
+    params = SamplingParams(max_tokens=4, ignore_eos=True)
+
+    def run(n: int) -> list[Any]:
+        seqs = [
+            engine.add_request(
+                prefix + torch.randint(10, 40000, (16,), generator=g).tolist(), params
+            )
+            for _ in range(n)
+        ]
+        while engine.has_unfinished():
+            engine.step()
+        return seqs
+
+    run(1)  # the prefix was seen before (RAG / agent / prefix-repetition workload)
+    t = time.perf_counter()
+    seqs = run(4)
+    return time.perf_counter() - t, sum(s.stats.num_cached_tokens for s in seqs)
+
+
+def weight_bytes(engine: Any) -> int:
+    m = engine.model
+    per_layer = sum(
+        t.numel() * t.element_size()
+        for layer in m.layers
+        for t in (layer.qkv_w, layer.o_w, layer.gate_up_w, layer.down_w)
+    )
+    return int(per_layer + m.lm_head.numel() * m.lm_head.element_size())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--batch", default="1,4,16")
+    ap.add_argument("--ctx", default="256,1024,4096")
+    ap.add_argument("--q", default="1,2,4,8")
+    ap.add_argument("--steps", type=int, default=6, help="timed steps per point (median)")
+    ap.add_argument("--skip-hf", action="store_true")
+    ap.add_argument("--prefix-len", type=int, default=1024, help="prefix-cache workload; 0 = skip")
+    ap.add_argument("--out", type=Path, default=Path("notes/engine_step_grid.json"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    batches = [int(x) for x in args.batch.split(",")]
+    ctxs = [int(x) for x in args.ctx.split(",")]
+    qs = [int(x) for x in args.q.split(",")]
+
+    from specsched.engine.config import EngineConfig
+    from specsched.engine.engine import DTYPES, LLMEngine
+    from specsched.engine.models import load_model
+
+    dtype = DTYPES[args.dtype]
+    lm = load_model("smollm2-135m")
+    ecfg = EngineConfig(
+        max_num_seqs=max(batches),
+        max_model_len=max(ctxs) + 2 * args.steps + 16,
+        max_num_batched_tokens=max(512, max(batches) * max(qs)),
+        dtype=args.dtype,
+        num_threads=args.threads,
+    )
+    engine = LLMEngine(lm.config, lm.weights, ecfg)
+    hf = None if args.skip_hf else hf_reference(lm.config, lm.weights, dtype)
+    bw = read_bandwidth_gbs(args.threads)
+    cfg = engine.model_cfg
+    kv_bytes_per_token = 2 * cfg.num_layers * cfg.num_kv_heads * cfg.head_dim * dtype.itemsize
+    result: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "model": "smollm2-135m (GGUF Q4_1 dequantized)",
+        "dtype": args.dtype,
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "read_bandwidth_gbs": bw,
+        "decode": [],
+        "roofline_b1": [],
+        "step_grid": [],
+    }
+    print(f"read bandwidth {bw:.1f} GB/s, threads {args.threads}, dtype {args.dtype}")
+    print(
+        f"{'B':>3} {'ctx':>5} {'ours ms':>8} {'ours tok/s':>10} {'hf ms':>8} {'hf tok/s':>9} "
+        f"{'ratio':>6}"
+    )
+    for ctx in ctxs:
+        for b in batches:
+            ours = our_step_s(engine, b, ctx, 1, args.steps, all_logits=False)
+            ref = None if hf is None else hf_decode_step_s(hf, b, ctx, args.steps)
+            row = {
+                "batch": b,
+                "ctx": ctx,
+                "ours_step_ms": ours * 1e3,
+                "ours_tok_s": b / ours,
+                "hf_step_ms": None if ref is None else ref * 1e3,
+                "hf_tok_s": None if ref is None else b / ref,
+                "ratio": None if ref is None else ref / ours,
+            }
+            result["decode"].append(row)
+            hf_txt = "" if ref is None else f"{ref * 1e3:8.1f} {b / ref:9.1f} {ref / ours:6.2f}"
+            print(f"{b:>3} {ctx:>5} {ours * 1e3:8.1f} {b / ours:10.1f} {hf_txt}", flush=True)
+            if b == 1:
+                nbytes = weight_bytes(engine) + kv_bytes_per_token * ctx
+                floor = nbytes / (bw * 1e9)
+                result["roofline_b1"].append(
+                    {
+                        "ctx": ctx,
+                        "bytes_per_step": nbytes,
+                        "floor_ms": floor * 1e3,
+                        "step_ms": ours * 1e3,
+                        "step_over_floor": ours / floor,
+                    }
+                )
+                print(
+                    f"    B=1 roofline: {nbytes / 1e6:.0f} MB/step, floor {floor * 1e3:.1f} ms, "
+                    f"step/floor {ours / floor:.2f}"
+                )
+            engine.kv = type(engine.kv)(cfg, ecfg.max_num_seqs, ecfg.max_model_len, dtype, "cpu")
+    if hf is not None:
+        c = min(256, max(ctxs))
+        gen = hf_generate_tok_s(hf, c, 1 + 2 * args.steps)
+        ours = our_step_s(engine, 1, c, 1, args.steps, all_logits=False)
+        result["hf_generate_b1"] = {"ctx": c, "hf_tok_s": gen, "ours_tok_s": 1 / ours}
+        print(
+            f"cross-check B=1 ctx={c}: transformers generate() {gen:.1f} tok/s, ours "
+            f"{1 / ours:.1f} tok/s, ratio {(1 / ours) / gen:.2f}"
+        )
+    print(f"T(B, ctx, q) in ms (logits for all B*q tokens) -> {args.out}")
+    for ctx in ctxs:
+        for b in batches:
+            cells = []
+            for q in qs:
+                t = our_step_s(engine, b, ctx, q, max(2, args.steps // 2), all_logits=True)
+                result["step_grid"].append({"batch": b, "ctx": ctx, "q": q, "step_ms": t * 1e3})
+                cells.append(f"q={q}: {t * 1e3:7.1f}")
+            print(f"B={b:>2} ctx={ctx:>5}  " + "  ".join(cells), flush=True)
+    if args.prefix_len > 0:
+        del engine  # free its KV cache first
+        off, _ = prefix_workload_s(lm.config, lm.weights, args.prefix_len, False, args.dtype)
+        on, cached = prefix_workload_s(lm.config, lm.weights, args.prefix_len, True, args.dtype)
+        result["prefix_cache"] = {
+            "prefix_len": args.prefix_len,
+            "requests": 4,
+            "off_s": off,
+            "on_s": on,
+            "cached_tokens": cached,
+        }
+        print(
+            f"prefix workload (4 req x {args.prefix_len}-token shared prefix + 16, 4 out): "
+            f"no cache {off:.1f} s, prefix cache {on:.1f} s ({off / on:.1f}x), "
+            f"{cached} prompt tokens from cache"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""`specsched generate`: run the engine on one or more prompts (chat template applied)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from specsched.errors import UserError
+
+DEFAULT_MODEL = "smollm2-135m"  # mirrors specsched.engine.models.DEFAULT_MODEL without torch
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("generate", help="generate text with the built-in engine (CPU or CUDA)")
+    p.add_argument("--prompt", action="append", default=[], help="prompt text (repeatable)")
+    p.add_argument("--prompts-file", type=Path, help="file with one prompt per line")
+    p.add_argument("--model", default=DEFAULT_MODEL, help="smollm2-135m, a .gguf file or an HF dir")
+    p.add_argument("--max-new-tokens", type=int, default=128)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=None, help="prompt i uses seed + i")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--max-num-seqs", type=int, default=8)
+    p.add_argument("--max-model-len", type=int, default=2048)
+    p.add_argument("--no-chat-template", action="store_true", help="feed prompts raw")
+    p.add_argument("--json", action="store_true", help="print outputs and stats as JSON")
+    p.set_defaults(func=run)
+
+
+def read_prompts(args: argparse.Namespace) -> list[str]:
+    prompts = list(args.prompt)
+    if args.prompts_file is not None:
+        try:
+            text = args.prompts_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--prompts-file {args.prompts_file}: {exc.strerror}") from None
+        prompts.extend(line for line in text.splitlines() if line.strip())
+    if not prompts:
+        raise UserError("no prompt: pass --prompt TEXT or --prompts-file FILE")
+    return prompts
+
+
+def run(args: argparse.Namespace) -> int:
+    prompts = read_prompts(args)
+    if args.max_new_tokens < 1:
+        raise UserError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
+    from specsched.cli._common import print_json, stdout_console
+    from specsched.engine import LLM, SamplingParams
+
+    params = [  # request i is seeded with seed + i so prompts do not share one random stream
+        SamplingParams(
+            max_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            seed=None if args.seed is None else args.seed + i,
+        )
+        for i in range(len(prompts))
+    ]
+    llm = LLM(
+        model=args.model,
+        dtype=args.dtype,
+        device=args.device,
+        max_num_seqs=args.max_num_seqs,
+        max_model_len=args.max_model_len,
+        num_threads=args.threads,
+    )
+    outputs = generate_with_progress(llm, prompts, params, not args.no_chat_template, args.json)
+    if args.json:
+        print_json(
+            [
+                {
+                    "prompt": o.prompt,
+                    "text": o.text,
+                    "token_ids": o.token_ids,
+                    "finish_reason": o.finish_reason,
+                    "stats": o.stats.to_dict(),
+                }
+                for o in outputs
+            ]
+        )
+        return 0
+    console = stdout_console()
+    for o in outputs:
+        if len(outputs) > 1:
+            console.print(f"[bold]> {o.prompt}[/bold]")
+        console.print(o.text, markup=False)
+        tps = o.stats.decode_tokens_per_s
+        console.print(
+            f"[dim]{o.stats.num_output_tokens} tokens, finish={o.finish_reason}"
+            + (f", {tps:.1f} tok/s decode" if tps else "")
+            + "[/dim]"
+        )
+    return 0
+
+
+def generate_with_progress(
+    llm: Any, prompts: list[str], params: Any, chat: bool, quiet: bool
+) -> list[Any]:
+    """A tqdm bar over requests (on stderr) when there is more than one prompt."""
+    if len(prompts) == 1 or quiet:
+        return list(llm.generate(prompts, params, use_chat_template=chat))
+    from tqdm import tqdm
+
+    with tqdm(total=len(prompts), unit="req", desc="generate") as bar:
+        return list(llm.generate(prompts, params, use_chat_template=chat, on_step=bar.update))

@@ -1,0 +1,112 @@
+"""Continuous batching: slots, admission with prefix-cache hits, chunked prefill, decode.
+
+`schedule()` decides, for this step, which sequences run and how many new tokens (q) each
+brings, within a token budget. Decoding sequences go first (q = 1 + num_spec_tokens), then
+sequences still prefilling, then waiting requests are admitted while slots are free.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from specsched.engine.config import EngineConfig
+from specsched.engine.prefix_cache import PrefixCache
+from specsched.engine.sequence import Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSeq:
+    seq: Sequence
+    num_new_tokens: int  # q: tokens fed this step, from seq.num_computed_tokens on
+    num_spec_tokens: int = 0  # draft tokens among them (decode only); 0 = plain decode
+
+
+@dataclass(frozen=True, slots=True)
+class KVCopy:
+    src_slot: int
+    dst_slot: int
+    num_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerOutput:
+    scheduled: tuple[ScheduledSeq, ...]
+    kv_copies: tuple[KVCopy, ...]  # run these before the forward
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(s.num_new_tokens for s in self.scheduled)
+
+
+class Scheduler:
+    def __init__(self, cfg: EngineConfig, prefix_cache: PrefixCache | None) -> None:
+        self.cfg = cfg
+        self.prefix_cache = prefix_cache
+        self.waiting: deque[Sequence] = deque()
+        self.running: list[Sequence] = []
+        self.free_slots: list[int] = list(range(cfg.max_num_seqs))
+
+    def add(self, seq: Sequence) -> None:
+        self.waiting.append(seq)
+
+    def has_unfinished(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def num_spec_tokens(self, seq: Sequence) -> int:
+        """Per-step speculative-token decision for a decoding sequence (issue 4 plugs in here)."""
+        return 0
+
+    def schedule(self) -> SchedulerOutput:
+        budget = self.cfg.max_num_batched_tokens
+        scheduled: list[ScheduledSeq] = []
+        copies: list[KVCopy] = []
+        for seq in self.running:  # decode first: latency of running requests
+            if seq.is_prefilling:
+                continue
+            k = self.num_spec_tokens(seq)
+            scheduled.append(ScheduledSeq(seq, 1 + k, k))
+            budget -= 1 + k
+        for seq in self.running:  # then continue chunked prefills
+            if seq.is_prefilling and budget > 0:
+                q = min(seq.num_prompt_tokens - seq.num_computed_tokens, budget)
+                scheduled.append(ScheduledSeq(seq, q))
+                budget -= q
+        while self.waiting and self.free_slots and budget > 0:
+            seq = self.waiting.popleft()
+            copy = self._admit(seq)
+            if copy is not None:
+                copies.append(copy)
+            self.running.append(seq)
+            q = min(seq.num_prompt_tokens - seq.num_computed_tokens, budget)
+            scheduled.append(ScheduledSeq(seq, q))
+            budget -= q
+        return SchedulerOutput(tuple(scheduled), tuple(copies))
+
+    def _admit(self, seq: Sequence) -> KVCopy | None:
+        """Give the sequence a slot, reusing a cached prompt prefix when there is one."""
+        pc = self.prefix_cache
+        hit = None if pc is None else pc.lookup(seq.block_hashes, seq.num_prompt_tokens)
+        copy: KVCopy | None = None
+        if hit is not None and hit.slot in self.free_slots:
+            slot = hit.slot  # the prefix is already in place
+        else:
+            # the free slot whose cached blocks we lose least by overwriting
+            slot = min(self.free_slots, key=lambda s: 0 if pc is None else pc.cached_blocks(s))
+            if hit is not None:
+                copy = KVCopy(hit.slot, slot, hit.num_tokens)
+        self.free_slots.remove(slot)
+        seq.slot = slot
+        cached = 0 if hit is None else hit.num_tokens
+        seq.num_computed_tokens = cached
+        seq.stats.num_cached_tokens = cached
+        if pc is not None:
+            pc.truncate(slot, cached if copy is None else 0)
+            pc.register(slot, seq.block_hashes, cached)
+        return copy
+
+    def free(self, seq: Sequence) -> None:
+        """A finished sequence releases its slot; its registered prefix blocks stay cached."""
+        self.running.remove(seq)
+        assert seq.slot is not None
+        self.free_slots.append(seq.slot)

@@ -1,0 +1,104 @@
+"""Per-request state (Sequence), its stats, and the user-facing Output."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from specsched.engine.sampling import SamplingParams
+
+
+@dataclass(slots=True)
+class RequestStats:
+    """Counters and timestamps of one request; speculative decoding extends this."""
+
+    arrival_time: float = field(default_factory=time.perf_counter)
+    first_scheduled_time: float | None = None
+    first_token_time: float | None = None
+    finish_time: float | None = None
+    num_steps: int = 0  # engine steps this request took part in
+    num_prefill_steps: int = 0
+    num_decode_steps: int = 0
+    num_prompt_tokens: int = 0
+    num_cached_tokens: int = 0  # prompt tokens served by the prefix cache
+    num_output_tokens: int = 0
+
+    @property
+    def ttft_s(self) -> float | None:
+        """Time to first token, from arrival."""
+        if self.first_token_time is None:
+            return None
+        return self.first_token_time - self.arrival_time
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """Output tokens after the first, per second of decoding."""
+        if self.finish_time is None or self.first_token_time is None:
+            return None
+        dt = self.finish_time - self.first_token_time
+        return (self.num_output_tokens - 1) / dt if dt > 0 and self.num_output_tokens > 1 else None
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {
+            "num_steps": self.num_steps,
+            "num_prefill_steps": self.num_prefill_steps,
+            "num_decode_steps": self.num_decode_steps,
+            "num_prompt_tokens": self.num_prompt_tokens,
+            "num_cached_tokens": self.num_cached_tokens,
+            "num_output_tokens": self.num_output_tokens,
+            "ttft_s": self.ttft_s,
+            "decode_tokens_per_s": self.decode_tokens_per_s,
+            "e2e_s": None if self.finish_time is None else self.finish_time - self.arrival_time,
+        }
+
+
+class Sequence:
+    """One request in flight. `token_ids` = prompt + output; the first `num_computed_tokens`
+    of them have K/V in the slot. Rollback = lowering num_computed_tokens (and truncating
+    token_ids)."""
+
+    def __init__(
+        self,
+        request_id: int,
+        prompt_token_ids: list[int],
+        params: SamplingParams,
+        generator: torch.Generator | None,
+        block_hashes: list[bytes],
+        prompt: str | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.prompt = prompt
+        self.token_ids: list[int] = list(prompt_token_ids)
+        self.num_prompt_tokens = len(prompt_token_ids)
+        self.num_computed_tokens = 0
+        self.slot: int | None = None
+        self.params = params
+        self.generator = generator
+        self.block_hashes = block_hashes
+        self.finish_reason: str | None = None
+        self.stats = RequestStats(num_prompt_tokens=len(prompt_token_ids))
+
+    @property
+    def output_token_ids(self) -> list[int]:
+        return self.token_ids[self.num_prompt_tokens :]
+
+    @property
+    def is_prefilling(self) -> bool:
+        return self.num_computed_tokens < self.num_prompt_tokens
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    request_id: int
+    prompt: str | None
+    prompt_token_ids: list[int]
+    token_ids: list[int]  # generated tokens only
+    text: str
+    finish_reason: str  # "stop" (EOS / stop token) or "length"
+    stats: RequestStats
