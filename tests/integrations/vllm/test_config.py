@@ -1,0 +1,134 @@
+"""`--additional-config` parsing, `--to vllm` flags and the version gate (no vLLM needed)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from specsched.cli import main
+from specsched.errors import ScheduleError, UserError
+from specsched.integrations.vllm import (
+    SCHEDULER_CLS,
+    VllmIntegrationConfig,
+    config_from_additional,
+    config_from_obj,
+    serve_flags,
+)
+from specsched.integrations.vllm.flags import render_flags
+from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
+from specsched.integrations.vllm.version import check_vllm_version, parse_version
+from specsched.router import CtxAgg
+from specsched.schedule import CTX_INF, parse_schedule
+
+ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, CTX_INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, CTX_INF, 2]]
+
+
+def test_inline_object() -> None:
+    cfg = config_from_additional({"specsched": {"schedule": ENTRIES, "ctx_agg": "max"}})
+    assert cfg is not None
+    assert cfg.ctx_agg is CtxAgg.MAX and cfg.schedule.k_for(2, 600) == 3
+    assert config_from_additional({"other": 1}) is None
+    assert config_from_additional(None) is None
+
+
+def test_file_path_forms(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("schedule:\n" + "".join(f"  - {e}\n" for e in ENTRIES) + "ctx_agg: median\n")
+    cfg = config_from_obj(str(f))
+    assert cfg.ctx_agg is CtxAgg.MEDIAN and cfg.schedule.arity == 5
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(ENTRIES))
+    assert config_from_obj(str(bare)).schedule == cfg.schedule
+    assert config_from_obj({"schedule": str(bare), "log_every": 10}).log_every == 10
+
+
+@pytest.mark.parametrize(
+    ("obj", "error", "match"),
+    [
+        ({"schedule": ENTRIES, "agg": "mean"}, UserError, "unknown key.*'agg'"),
+        ({"ctx_agg": "mean"}, ScheduleError, "has no 'schedule'"),
+        ({"schedule": ENTRIES, "ctx_agg": "p90"}, UserError, "ctx_agg must be one of"),
+        ({"schedule": ENTRIES, "log_every": -1}, UserError, "log_every must be >= 0"),
+        ({"schedule": [[1, 4, 1, 9, 2], [1, 4, 9, 99, 3]]}, ScheduleError, "overlaps"),
+        ("/nonexistent/s.json", ScheduleError, "no such file"),
+        (42, UserError, "must be an object or a file path"),
+    ],
+)
+def test_one_line_errors(obj: object, error: type, match: str) -> None:
+    with pytest.raises(error, match=match) as info:
+        config_from_obj(obj)
+    assert "\n" not in str(info.value)
+
+
+def test_round_trip_through_additional_config() -> None:
+    cfg = VllmIntegrationConfig(parse_schedule(ENTRIES), CtxAgg.MEDIAN, log_every=5)
+    again = config_from_additional(json.loads(json.dumps(cfg.to_additional_config())))
+    assert again == cfg
+
+
+def test_serve_flags_are_complete_and_consistent() -> None:
+    s = parse_schedule(ENTRIES)
+    flags = dict(serve_flags(s, max_num_seqs=16))
+    spec = json.loads(flags["--speculative-config"])
+    assert spec["num_speculative_tokens"] == 3
+    dense = dense_from_entries(spec["num_speculative_tokens_per_batch_size"], 16, 3)
+    assert missing_from_lookup(s, dense) == []
+    assert flags["--scheduler-cls"] == SCHEDULER_CLS
+    assert flags["--max-num-seqs"] == "16"
+    assert config_from_additional(json.loads(flags["--additional-config"])) is not None
+    argv = shlex.split(render_flags(list(flags.items())))
+    assert argv[0] == "--speculative-config" and json.loads(argv[1]) == spec
+
+
+def test_export_cli_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    two_d = json.dumps(ENTRIES)
+    assert (
+        main(["export", two_d, "--to", "vllm", "--mode", "specsched", "--max-num-seqs", "16"]) == 0
+    )
+    argv = shlex.split(capsys.readouterr().out)
+    assert argv[argv.index("--scheduler-cls") + 1] == SCHEDULER_CLS
+    assert argv[argv.index("--max-num-seqs") + 1] == "16"
+    # --mode stock: the batch-only projection alone, for a server without specsched.
+    assert main(["export", two_d, "--to", "vllm", "--mode", "stock"]) == 0
+    captured = capsys.readouterr()
+    argv = shlex.split(captured.out)
+    assert argv[0] == "--speculative-config" and len(argv) == 2
+    assert json.loads(argv[1])["num_speculative_tokens_per_batch_size"] == [[1, 4, 1], [5, 16, 0]]
+    assert "no context axis" in captured.err
+    # The default (auto) for a schedule with a context axis is the complete specsched flags.
+    assert main(["export", two_d, "--to", "vllm"]) == 0
+    assert SCHEDULER_CLS in capsys.readouterr().out
+    assert (
+        main(["export", two_d, "--to", "vllm", "--mode", "specsched", "--max-num-seqs", "0"]) == 2
+    )
+    assert capsys.readouterr().err.startswith("error: --max-num-seqs")
+
+
+@pytest.mark.parametrize("version", ["0.24.0", "0.32.0", "0.32.0+cpu", "0.33.1rc1"])
+def test_supported_versions(version: str) -> None:
+    assert check_vllm_version(version) == version
+
+
+@pytest.mark.parametrize("version", ["0.23.1", "0.34.0", "1.0.0"])
+def test_unsupported_versions(version: str) -> None:
+    with pytest.raises(UserError, match=rf"vLLM {version} is not supported.*>= 0.24") as info:
+        check_vllm_version(version)
+    assert "\n" not in str(info.value)
+
+
+def test_parse_version() -> None:
+    assert parse_version("0.32.0+cpu") == (0, 32, 0)
+    assert parse_version("0.33") == (0, 33, 0)
+    with pytest.raises(UserError):
+        parse_version("dev")
+
+
+def test_package_imports_without_vllm() -> None:
+    import specsched.integrations.vllm as m
+
+    assert "ContextAwareScheduler" in m.__all__
+    with pytest.raises(AttributeError):
+        m.NotAThing  # noqa: B018
