@@ -166,3 +166,21 @@ def test_dense_path_equals_ragged_path(starts: list[int], qlens: list[int]) -> N
     ref = ragged_attention(q_perm, k_cache, v_cache, ragged, 0.35)
     ref = torch.cat([ref[n : 2 * n], ref[2 * n :], ref[:n]])
     assert (got - ref).abs().max().item() < 1e-5
+
+
+def test_batched_window_path_equals_per_sequence_windows() -> None:
+    torch.manual_seed(2)
+    k_cache = torch.randn(4, 2, 80, 8)  # [S, Hkv, L, D]
+    v_cache = torch.randn(4, 2, 80, 8)
+    q = torch.randn(3, 6, 8)  # one token each for 3 sequences, G = 3
+    starts = [70, 12, 40]
+    ranges = (((0, 4), (55, 71)), ((0, 13),), ((0, 4), (25, 41)))  # sinks + window; one short
+    batched = build_metadata([2, 0, 3], starts, [1, 1, 1], kv_ranges=ranges)
+    assert batched.window_index is not None and batched.window_mask is not None
+    got = ragged_attention(q, k_cache, v_cache, batched, 0.3)
+    for i, (slot, start) in enumerate(zip([2, 0, 3], starts, strict=True)):
+        alone = build_metadata([slot], [start], [2], kv_ranges=(ranges[i],))  # q=2: loop path
+        q2 = torch.cat([q[i : i + 1], torch.zeros(1, 6, 8)])
+        assert alone.window_index is None
+        ref = ragged_attention(q2, k_cache, v_cache, alone, 0.3)[0]
+        assert (got[i] - ref).abs().max().item() < 1e-5

@@ -50,6 +50,11 @@ def test_text_prompt_without_tokenizer(tiny_llama: tuple[Path, Any]) -> None:
         ["generate", "--model", "smollm2-135m"],  # no prompt
         ["generate", "--prompt", "hi", "--max-new-tokens", "0"],
         ["generate", "--prompts-file", "/no/such/file.txt"],
+        ["generate", "--prompt", "hi", "--drafter", "bogus", "--k", "2"],
+        ["generate", "--prompt", "hi", "--schedule", "[[2, 4, 1]]"],
+        ["generate", "--prompt", "hi", "--k", "-1"],
+        ["generate", "--prompt", "hi", "--drafter", "model:", "--k", "2"],
+        ["generate", "--prompt", "hi", "--window", "0", "--k", "2"],
     ],
 )
 def test_cli_bad_input_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

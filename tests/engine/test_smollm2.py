@@ -106,4 +106,19 @@ def test_cli_generate_json(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
-    assert data[0]["token_ids"] == EXPECTED and data[0]["finish_reason"] == "stop"
+    out = data["outputs"][0]
+    assert out["token_ids"] == EXPECTED and out["finish_reason"] == "stop"
+
+
+def test_cli_generate_json_speculative(capsys: pytest.CaptureFixture[str]) -> None:
+    from specsched.cli import main
+
+    argv = ["generate", "--prompt", QUESTION, "--max-new-tokens", "12", "--json", "--threads",
+            "1", "--max-model-len", "256", "--drafter", "streaming", "--window", "8", "--k", "3"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["outputs"][0]["token_ids"] == EXPECTED
+    stats = data["stats"]
+    assert stats["num_draft_tokens"] > 0 and stats["k_histogram"]
+    assert set(stats["time_s"]) == {"draft", "verify", "overhead"}
+    assert data["outputs"][0]["stats"]["mean_accepted_length"] >= 1.0

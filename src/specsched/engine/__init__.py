@@ -7,7 +7,15 @@
 Layers: `model.LlamaModel` (one ragged batched forward), `attention.ragged_attention` (pure
 function of `AttentionMetadata`), `kv_cache.KVCache` (slots x max_model_len),
 `scheduler.Scheduler` (continuous batching, chunked prefill, prefix-cache admission),
-`engine.LLMEngine` (step = schedule -> run -> postprocess), `llm.LLM` (user API).
+`engine.LLMEngine` (step = schedule -> route K + propose -> run -> verify -> postprocess),
+`llm.LLM` (user API). Speculative decoding: `spec_config.SpeculativeConfig` (drafter
+streaming | ngram | model:PATH | none, KV window, K schedule, ctx_agg, per-request K),
+`speculator` (per-step K from `specsched.router`), `drafters/`, `verify`, `spec_stats`.
+
+    spec = SpeculativeConfig(drafter="streaming", window=256, schedule=static_schedule(3))
+    llm = LLM("smollm2-135m", speculative=spec)
+    outs = llm.generate(prompts, SamplingParams(max_tokens=64))
+    llm.last_run_stats.to_dict()   # steps, K histogram, acceptance per position / ctx bucket
 """
 
 from __future__ import annotations
@@ -21,11 +29,14 @@ from specsched.engine.model import LlamaModel
 from specsched.engine.models import DEFAULT_MODEL, load_model
 from specsched.engine.sampling import SamplingParams
 from specsched.engine.sequence import Output, RequestStats
+from specsched.engine.spec_config import DrafterKind, SpeculativeConfig, static_schedule
+from specsched.engine.spec_stats import RunStats, SpecCounters
 
 __all__ = [
     "DEFAULT_MODEL",
     "LLM",
     "AttentionMetadata",
+    "DrafterKind",
     "EngineConfig",
     "KVCache",
     "LLMEngine",
@@ -34,8 +45,12 @@ __all__ = [
     "Output",
     "RequestStats",
     "RopeScaling",
+    "RunStats",
     "SamplingParams",
+    "SpecCounters",
+    "SpeculativeConfig",
     "build_metadata",
     "load_model",
     "ragged_attention",
+    "static_schedule",
 ]

@@ -19,7 +19,9 @@ KV windows (StreamingLLM-style drafters). `kv_ranges[i]` may list the cache posi
 `(start, end)` sequence i attends to, e.g. `((0, 4), (ctx - W, ctx))` for 4 sinks + last W. Only
 those positions are gathered (index_select), so the cost is O(window), not a masked full read.
 The ranges must cover the sequence's own new tokens. Causality is enforced by position: a query
-at position p sees keys at positions <= p.
+at position p sees keys at positions <= p. When every sequence brings one token (the drafting
+case) the windows of all sequences are gathered at once into `[B, Hkv, max W, D]` (one gather and
+one SDPA per layer, shorter windows masked), still O(Σ window).
 
 Rollback. Lowering a slot's length (num_computed_tokens) is the whole rollback: positions past
 it are simply overwritten by the next write.
@@ -50,6 +52,9 @@ class AttentionMetadata:
     # dense fast path: [B, 1, G*q, max_ctx] bool mask (None = no mask needed); see module doc
     dense: bool = False
     dense_mask: torch.Tensor | None = None
+    # batched KV-window path (all q = 1 with kv_ranges): positions [B, W] and validity mask
+    window_index: torch.Tensor | None = None
+    window_mask: torch.Tensor | None = None  # [B, 1, 1, W] bool, None if all windows are full
 
     @property
     def num_tokens(self) -> int:
@@ -73,6 +78,9 @@ def build_metadata(
     if kv_ranges is not None and len(kv_ranges) != len(slot_ids):
         raise ValueError("kv_ranges needs one entry per sequence")
     dense, dense_mask = _dense_plan(slot_ids, start_positions, query_lens, kv_ranges, device)
+    window_index, window_mask = None, None
+    if kv_ranges is not None and all(q == 1 for q in query_lens):
+        window_index, window_mask = _window_plan(kv_ranges, device)
     slots: list[int] = []
     positions: list[int] = []
     for slot, start, q in zip(slot_ids, start_positions, query_lens, strict=True):
@@ -87,7 +95,24 @@ def build_metadata(
         kv_ranges=kv_ranges,
         dense=dense,
         dense_mask=dense_mask,
+        window_index=window_index,
+        window_mask=window_mask,
     )
+
+
+def _window_plan(
+    kv_ranges: tuple[KVRanges, ...], device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Padded window positions [B, W] and their validity mask [B, 1, 1, W] (None: no padding)."""
+    rows = [[p for a, b in ranges for p in range(a, b)] for ranges in kv_ranges]
+    width = max(len(r) for r in rows)
+    index = torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.long,
+                         device=device)  # [B, W]
+    if all(len(r) == width for r in rows):
+        return index, None
+    lens = torch.tensor([len(r) for r in rows], device=device)
+    valid = torch.arange(width, device=device)[None, :] < lens[:, None]  # [B, W]
+    return index, valid[:, None, None, :]
 
 
 def _dense_plan(
@@ -145,6 +170,8 @@ def ragged_attention(
     group = num_heads // num_kv_heads
     if meta.dense:
         return _dense_attention(q, k_cache, v_cache, meta, scale)
+    if meta.window_index is not None:
+        return _window_attention(q, k_cache, v_cache, meta, scale)
     out = torch.empty_like(q)
     offset = 0
     for i, (slot, start, qlen) in enumerate(
@@ -214,3 +241,22 @@ def _dense_attention(
         .permute(0, 3, 1, 2, 4)
         .reshape(b * qlen, num_heads, head_dim)
     )
+
+
+def _window_attention(
+    q: torch.Tensor,  # [B, Hq, D], one new token per sequence
+    k_cache: torch.Tensor,  # [S, Hkv, L, D]
+    v_cache: torch.Tensor,  # [S, Hkv, L, D]
+    meta: AttentionMetadata,
+    scale: float,
+) -> torch.Tensor:  # [B, Hq, D]
+    """One gather of every sequence's KV window and one SDPA (all keys precede the query)."""
+    assert meta.window_index is not None
+    b, num_heads, head_dim = q.shape
+    num_kv_heads = k_cache.shape[1]
+    slots = meta.token_slots[:, None]  # [B, 1]
+    k = k_cache[slots, :, meta.window_index].transpose(1, 2)  # [B, Hkv, W, D]
+    v = v_cache[slots, :, meta.window_index].transpose(1, 2)
+    qh = q.view(b, num_kv_heads, num_heads // num_kv_heads, head_dim)  # [B, Hkv, G, D]
+    o = F.scaled_dot_product_attention(qh, k, v, attn_mask=meta.window_mask, scale=scale)
+    return o.reshape(b, num_heads, head_dim)

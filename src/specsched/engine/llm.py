@@ -11,6 +11,8 @@ from specsched.engine.engine import LLMEngine
 from specsched.engine.models import DEFAULT_MODEL, load_model
 from specsched.engine.sampling import SamplingParams
 from specsched.engine.sequence import Output, Sequence
+from specsched.engine.spec_config import SpeculativeConfig
+from specsched.engine.spec_stats import RunStats
 from specsched.engine.tokenizer import TextTokenizer
 from specsched.errors import UserError
 
@@ -28,7 +30,10 @@ class LLM:
         max_num_batched_tokens: int = 512,
         enable_prefix_caching: bool = True,
         num_threads: int | None = None,
+        speculative: SpeculativeConfig | None = None,
     ) -> None:
+        """`speculative=None` (or drafter "none") decodes without speculation; see
+        `SpeculativeConfig` for drafters and per-step K schedules."""
         self.config = EngineConfig(
             max_num_seqs=max_num_seqs,
             max_model_len=max_model_len,
@@ -41,7 +46,8 @@ class LLM:
         loaded = load_model(model)
         self.model_name = loaded.name
         self.tokenizer: TextTokenizer | None = loaded.tokenizer
-        self.engine = LLMEngine(loaded.config, loaded.weights, self.config)
+        self.engine = LLMEngine(loaded.config, loaded.weights, self.config, speculative)
+        self.last_run_stats: RunStats | None = None  # aggregate stats of the last generate()
 
     def encode_prompt(self, prompt: Prompt, use_chat_template: bool = False) -> list[int]:
         if not isinstance(prompt, str):
@@ -61,6 +67,10 @@ class LLM:
         on_step: Callable[[int], None] | None = None,
     ) -> list[Output]:
         """Generate for every prompt (continuous batching); outputs in prompt order.
+
+        Per-request stats (incl. drafted / accepted per draft position) are in `Output.stats`;
+        the aggregate of this call (steps, K histogram, acceptance per context bucket, time split
+        draft / verify / overhead, tokens/s) is `self.last_run_stats`.
 
         `on_step(n)` is called after each engine step with the number of requests finished in it
         (a progress-bar hook).
@@ -85,10 +95,12 @@ class LLM:
             self.engine.add_request(ids, p, prompt if isinstance(prompt, str) else None)
             for ids, p, prompt in zip(encoded, params, prompt_list, strict=True)
         ]
+        self.engine.reset_stats()
         while self.engine.has_unfinished():
             finished = self.engine.step()
             if on_step is not None:
                 on_step(len(finished))
+        self.last_run_stats = self.engine.reset_stats()
         return [self._output(s) for s in seqs]
 
     def _output(self, seq: Sequence) -> Output:

@@ -1,11 +1,19 @@
-"""SamplingParams and the per-request sampler (greedy, temperature, top-k, top-p, seeded)."""
+"""SamplingParams and the engine's one sampling rule (greedy, temperature, top-k, top-p, seeded).
+
+Plain decoding and speculative verification build the processed distribution with the same
+function, `specsched.engine.sampling_math.logits_to_probs` (vLLM's top-p boundary: a token is
+dropped once the mass before it reaches top_p), so "spec == no-spec in distribution" compares
+like with like, and a K = 0 step samples exactly as a request that never speculates.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
+from specsched.engine.sampling_math import expand_per_request, logits_to_probs, sample_from_probs
 from specsched.errors import UserError
 
 
@@ -47,21 +55,25 @@ def make_generator(params: SamplingParams, device: torch.device | str) -> torch.
     return gen
 
 
+def processed_probs(
+    logits: torch.Tensor,  # [N, V]
+    params: Sequence[SamplingParams],  # [B]
+    num_rows: Sequence[int] | None = None,  # [B] rows per request (sum = N); None: one each
+) -> torch.Tensor:  # [N, V] float32
+    """softmax(top_p(top_k(logits / T))) per row with its request's settings (T = 0: one-hot)."""
+    rows = [1] * len(params) if num_rows is None else list(num_rows)
+    temp = expand_per_request([p.temperature for p in params], rows, torch.float32)
+    top_k = top_p = None
+    if any(p.top_k > 0 for p in params):
+        top_k = expand_per_request([p.top_k for p in params], rows, torch.long)
+    if any(p.top_p < 1.0 for p in params):
+        top_p = expand_per_request([p.top_p for p in params], rows, torch.float32)
+    return logits_to_probs(logits, temp.to(logits.device), top_k, top_p)
+
+
 def filtered_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:  # [V] -> [V]
-    """Softmax of logits/temperature after top-k and top-p filtering."""
-    logits = logits.float() / params.temperature
-    if params.top_k > 0 and params.top_k < logits.shape[-1]:
-        kth = torch.topk(logits, params.top_k).values[-1]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, dim=-1)
-    if params.top_p < 1.0:
-        sorted_probs, order = torch.sort(probs, descending=True)
-        cum = torch.cumsum(sorted_probs, dim=-1)
-        drop = cum - sorted_probs > params.top_p  # keep the smallest prefix reaching top_p
-        sorted_probs = sorted_probs.masked_fill(drop, 0.0)
-        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-        probs = probs / probs.sum()
-    return probs
+    """Softmax of logits/temperature after top-k and top-p filtering (one request, one row)."""
+    return processed_probs(logits[None], [params])[0]
 
 
 def sample_token(
@@ -69,7 +81,8 @@ def sample_token(
     params: SamplingParams,
     generator: torch.Generator | None,
 ) -> int:
+    """One token from one row, by the same rule the batched verify path uses."""
     if params.greedy:
         return int(torch.argmax(logits).item())
     probs = filtered_probs(logits, params)
-    return int(torch.multinomial(probs, 1, generator=generator).item())
+    return int(sample_from_probs(probs[None], [generator])[0].item())

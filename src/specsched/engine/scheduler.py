@@ -1,8 +1,12 @@
 """Continuous batching: slots, admission with prefix-cache hits, chunked prefill, decode.
 
 `schedule()` decides, for this step, which sequences run and how many new tokens (q) each
-brings, within a token budget. Decoding sequences go first (q = 1 + num_spec_tokens), then
-sequences still prefilling, then waiting requests are admitted while slots are free.
+brings, within a token budget. Decoding sequences go first (q = 1), then sequences still
+prefilling, then waiting requests are admitted while slots are free. The engine then routes K for
+the step (`specsched.engine.speculator`, which needs the whole scheduled batch, as vLLM decides K
+at the end of `schedule()`) and extends each decode entry by its n_i <= K_i draft tokens. Draft
+tokens are not charged to the token budget: the budget bounds prefill chunks, and a step feeds
+at most max_num_seqs x max K more tokens.
 """
 
 from __future__ import annotations
@@ -53,10 +57,6 @@ class Scheduler:
     def has_unfinished(self) -> bool:
         return bool(self.waiting or self.running)
 
-    def num_spec_tokens(self, seq: Sequence) -> int:
-        """Per-step speculative-token decision for a decoding sequence (issue 4 plugs in here)."""
-        return 0
-
     def schedule(self) -> SchedulerOutput:
         budget = self.cfg.max_num_batched_tokens
         scheduled: list[ScheduledSeq] = []
@@ -64,9 +64,8 @@ class Scheduler:
         for seq in self.running:  # decode first: latency of running requests
             if seq.is_prefilling:
                 continue
-            k = self.num_spec_tokens(seq)
-            scheduled.append(ScheduledSeq(seq, 1 + k, k))
-            budget -= 1 + k
+            scheduled.append(ScheduledSeq(seq, 1))
+            budget -= 1
         for seq in self.running:  # then continue chunked prefills
             if seq.is_prefilling and budget > 0:
                 q = min(seq.num_prompt_tokens - seq.num_computed_tokens, budget)

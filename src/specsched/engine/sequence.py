@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 import torch
 
 from specsched.engine.sampling import SamplingParams
+from specsched.engine.spec_stats import SpecCounters
 
 
 @dataclass(slots=True)
 class RequestStats:
-    """Counters and timestamps of one request; speculative decoding extends this."""
+    """Counters and timestamps of one request, with its speculative-decoding counters."""
 
     arrival_time: float = field(default_factory=time.perf_counter)
     first_scheduled_time: float | None = None
@@ -24,6 +25,8 @@ class RequestStats:
     num_prompt_tokens: int = 0
     num_cached_tokens: int = 0  # prompt tokens served by the prefix cache
     num_output_tokens: int = 0
+    spec: SpecCounters = field(default_factory=SpecCounters)
+    k_histogram: dict[int, int] = field(default_factory=dict)  # K this request got -> steps
 
     @property
     def ttft_s(self) -> float | None:
@@ -40,7 +43,7 @@ class RequestStats:
         dt = self.finish_time - self.first_token_time
         return (self.num_output_tokens - 1) / dt if dt > 0 and self.num_output_tokens > 1 else None
 
-    def to_dict(self) -> dict[str, float | int | None]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "num_steps": self.num_steps,
             "num_prefill_steps": self.num_prefill_steps,
@@ -51,6 +54,8 @@ class RequestStats:
             "ttft_s": self.ttft_s,
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "e2e_s": None if self.finish_time is None else self.finish_time - self.arrival_time,
+            "k_histogram": {str(k): n for k, n in sorted(self.k_histogram.items())},
+            **self.spec.to_dict(),
         }
 
 

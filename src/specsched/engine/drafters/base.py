@@ -28,6 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from specsched.engine.sampling import SamplingParams, processed_probs
+from specsched.engine.sampling_math import sample_from_probs
+
 TokenIds = Sequence[int] | np.ndarray  # one request's tokens, int
 
 
@@ -39,11 +42,16 @@ class DraftBatch:
         recently sampled token, whose successor the drafts continue.
     slot_ids[i]: the request's KV-cache slot in the engine (stateful drafters key state by it).
     num_computed_tokens[i]: tokens already in the target KV cache, normally len(token_ids[i]) - 1.
+    params[i] / generators[i]: the request's sampling settings and RNG; drafters that sample
+        (streaming, model) draw x ~ q from the same processed distribution the target uses.
+        None: every request is greedy.
     """
 
     token_ids: Sequence[TokenIds]
     slot_ids: Sequence[int]
     num_computed_tokens: Sequence[int]
+    params: Sequence[SamplingParams] | None = None
+    generators: Sequence[torch.Generator | None] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.token_ids)
@@ -55,6 +63,29 @@ class DraftBatch:
 
     def __len__(self) -> int:
         return len(self.token_ids)
+
+    @property
+    def all_greedy(self) -> bool:
+        return self.params is None or all(p.greedy for p in self.params)
+
+
+def draw_draft_tokens(
+    logits: torch.Tensor,  # [n, V] draft logits of requests `rows` of the batch
+    batch: DraftBatch,
+    rows: Sequence[int],  # [n] request index of each logits row
+) -> tuple[torch.Tensor, torch.Tensor | None]:  # tokens [n] int64, q [n, V] or None
+    """x ~ q, q = the request's processed distribution of the draft logits (greedy: argmax).
+
+    q is returned only when some request of the batch samples (all-greedy batches are verified
+    with `verify_greedy`, which needs no probabilities).
+    """
+    if batch.all_greedy:
+        return logits.argmax(dim=-1), None
+    assert batch.params is not None
+    params = [batch.params[r] for r in rows]
+    gens = None if batch.generators is None else [batch.generators[r] for r in rows]
+    q = processed_probs(logits, params)  # [n, V]
+    return sample_from_probs(q, gens), q
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +111,19 @@ class DraftProposal:
         """Deterministic drafts given as one list of token ids per request."""
         flat = [int(t) for d in drafts for t in d]
         return cls(torch.tensor(flat, dtype=torch.long), tuple(len(d) for d in drafts))
+
+    @classmethod
+    def from_rows(
+        cls,
+        tokens: Sequence[Sequence[int]],  # [B] drafts per request
+        probs: Sequence[Sequence[torch.Tensor]] | None,  # [B] per draft a [V] row, or None
+    ) -> DraftProposal:
+        """Assemble the ragged proposal from per-request lists (request order)."""
+        prop = cls.from_lists(tokens)
+        if probs is None or not any(len(p) for p in probs):
+            return prop
+        flat = torch.stack([row for per_req in probs for row in per_req])  # [sum n_i, V]
+        return cls(prop.draft_token_ids, prop.num_draft_tokens, flat)
 
     @classmethod
     def empty(cls, batch_size: int) -> DraftProposal:
