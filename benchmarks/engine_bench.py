@@ -50,7 +50,8 @@ def read_bandwidth_gbs(threads: int) -> float:
 def hf_reference(cfg: Any, weights: dict[str, torch.Tensor], dtype: torch.dtype) -> Any:
     import transformers
 
-    hf_cfg = transformers.LlamaConfig(
+    tf: Any = transformers  # loosely typed stubs
+    hf_cfg = tf.LlamaConfig(
         vocab_size=cfg.vocab_size,
         hidden_size=cfg.hidden_size,
         intermediate_size=cfg.intermediate_size,
@@ -63,7 +64,7 @@ def hf_reference(cfg: Any, weights: dict[str, torch.Tensor], dtype: torch.dtype)
         max_position_embeddings=cfg.max_position_embeddings,
         tie_word_embeddings=cfg.tie_word_embeddings,
     )
-    model = transformers.LlamaForCausalLM(hf_cfg).to(dtype).eval()
+    model = tf.LlamaForCausalLM(hf_cfg).to(dtype).eval()
     model.load_state_dict(weights, strict=False)
     model.tie_weights()
     return model
@@ -168,13 +169,11 @@ def prefix_workload_s(
 
 
 def weight_bytes(engine: Any) -> int:
+    """Bytes of every matmul weight one B=1 step reads once (logical size, any layout)."""
     m = engine.model
-    per_layer = sum(
-        t.numel() * t.element_size()
-        for layer in m.layers
-        for t in (layer.qkv_w, layer.o_w, layer.gate_up_w, layer.down_w)
-    )
-    return int(per_layer + m.lm_head.numel() * m.lm_head.element_size())
+    mats = [(layer.qkv, layer.o, layer.gate_up, layer.down) for layer in m.layers]
+    per_layer = sum(lin.nbytes() for group in mats for lin in group)
+    return int(per_layer + m.lm_head.nbytes())
 
 
 def main() -> None:

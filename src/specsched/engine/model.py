@@ -2,8 +2,8 @@
 
 Weights arrive in Hugging Face naming (`model.layers.0.self_attn.q_proj.weight`, ...) and are
 fused at load time: q/k/v into one `qkv` matrix, gate/up into one `gate_up` matrix, so a layer is
-four matmuls. On CPU fp32 the matmuls go through oneDNN's linear, ~2x faster than `x @ W.T` for
-the few-row shapes of decode and verify.
+four matmuls. Each matmul is a `specsched.engine.linear.Linear`: on CPU fp32 oneDNN's linear
+with the weight prepacked once into oneDNN's blocked layout (see that module for measurements).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from torch import nn
 from specsched.engine.attention import AttentionMetadata, ragged_attention, write_kv
 from specsched.engine.config import ModelConfig
 from specsched.engine.kv_cache import KVCache
+from specsched.engine.linear import Linear, onednn_fp32, onednn_linear
 from specsched.engine.rope import RotaryTable, apply_rotary
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
-    """`x @ w.T + b` for 2-D x, via oneDNN on CPU fp32 (faster for few rows), else F.linear."""
-    if x.device.type == "cpu" and x.dtype == torch.float32 and torch.backends.mkldnn.is_available():
-        return torch.ops.mkldnn._linear_pointwise(x, w, b, "none", [], "")
+    """`x @ w.T + b` for 2-D x and a plain weight, via oneDNN on CPU fp32, else F.linear."""
+    if onednn_fp32(w) and x.dtype == torch.float32:
+        return onednn_linear(x, w, b)
     return F.linear(x, w, b)
 
 
@@ -30,19 +31,41 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.cfg = cfg
         att = f"{prefix}.self_attn"
-        self.qkv_w = torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"])  # [Q+2K, H]
-        self.qkv_b: torch.Tensor | None = None
+        qkv_b: torch.Tensor | None = None
         if cfg.attention_bias:
-            self.qkv_b = torch.cat([weights[f"{att}.{n}_proj.bias"] for n in "qkv"])  # [Q+2K]
-        self.o_w = weights[f"{att}.o_proj.weight"]  # [H, Q]
+            qkv_b = torch.cat([weights[f"{att}.{n}_proj.bias"] for n in "qkv"])  # [Q+2K]
+        self.qkv = Linear(
+            torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"]), qkv_b
+        )  # [Q+2K, H]
+        self.o = Linear(weights[f"{att}.o_proj.weight"])  # [H, Q]
         mlp = f"{prefix}.mlp"
-        self.gate_up_w = torch.cat(
-            [weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]]
+        self.gate_up = Linear(
+            torch.cat([weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]])
         )  # [2I, H]
-        self.down_w = weights[f"{mlp}.down_proj.weight"]  # [H, I]
+        self.down = Linear(weights[f"{mlp}.down_proj.weight"])  # [H, I]
         self.input_norm = weights[f"{prefix}.input_layernorm.weight"]  # [H]
         self.post_norm = weights[f"{prefix}.post_attention_layernorm.weight"]  # [H]
         self.scale = cfg.head_dim**-0.5
+
+    @property
+    def qkv_w(self) -> torch.Tensor:  # [Q+2K, H]
+        return self.qkv.weight
+
+    @property
+    def qkv_b(self) -> torch.Tensor | None:  # [Q+2K]
+        return self.qkv.bias
+
+    @property
+    def o_w(self) -> torch.Tensor:  # [H, Q]
+        return self.o.weight
+
+    @property
+    def gate_up_w(self) -> torch.Tensor:  # [2I, H]
+        return self.gate_up.weight
+
+    @property
+    def down_w(self) -> torch.Tensor:  # [H, I]
+        return self.down.weight
 
     def forward(
         self,
@@ -55,17 +78,19 @@ class DecoderLayer(nn.Module):
     ) -> torch.Tensor:  # [T, H]
         cfg = self.cfg
         t = h.shape[0]
+        hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         x = F.rms_norm(h, (cfg.hidden_size,), self.input_norm, cfg.rms_norm_eps)
-        qkv = linear(x, self.qkv_w, self.qkv_b)  # [T, Q+2K]
-        q, k, v = qkv.split([cfg.q_size, cfg.kv_size, cfg.kv_size], dim=-1)
-        q = apply_rotary(q.view(t, cfg.num_heads, cfg.head_dim), cos, sin)  # [T, Hq, D]
-        k = apply_rotary(k.view(t, cfg.num_kv_heads, cfg.head_dim), cos, sin)  # [T, Hkv, D]
-        write_kv(k_cache, v_cache, k, v.view(t, cfg.num_kv_heads, cfg.head_dim), meta)
+        qkv = self.qkv(x)  # [T, Q+2K]
+        # q and k are adjacent columns: one rotation for both (elementwise, same values)
+        qk = apply_rotary(qkv[:, : cfg.q_size + cfg.kv_size].view(t, hq + hkv, d), cos, sin)
+        q, k = qk[:, :hq], qk[:, hq:]  # [T, Hq, D], [T, Hkv, D] views
+        v = qkv[:, cfg.q_size + cfg.kv_size :].view(t, hkv, d)  # [T, Hkv, D]
+        write_kv(k_cache, v_cache, k, v, meta)
         o = ragged_attention(q, k_cache, v_cache, meta, self.scale)  # [T, Hq, D]
-        h = h + linear(o.view(t, cfg.q_size), self.o_w)
+        h = self.o(o.view(t, cfg.q_size)).add_(h)  # residual
         x = F.rms_norm(h, (cfg.hidden_size,), self.post_norm, cfg.rms_norm_eps)
-        gate, up = linear(x, self.gate_up_w).chunk(2, dim=-1)  # 2 x [T, I]
-        return h + linear(F.silu(gate) * up, self.down_w)
+        gate, up = self.gate_up(x).chunk(2, dim=-1)  # 2 x [T, I]
+        return self.down(F.silu(gate).mul_(up)).add_(h)  # residual
 
 
 class LlamaModel(nn.Module):
@@ -87,7 +112,9 @@ class LlamaModel(nn.Module):
             DecoderLayer(cfg, w, f"model.layers.{i}") for i in range(cfg.num_layers)
         )
         self.norm = w["model.norm.weight"]  # [H]
-        self.lm_head = self.embed if cfg.tie_word_embeddings else w["lm_head.weight"]  # [V, H]
+        # tied: the plain table exists anyway (embedding), so 1-row batches may use it
+        tied = cfg.tie_word_embeddings
+        self.lm_head = Linear(self.embed if tied else w["lm_head.weight"], keep_plain=tied)
         self.rope = RotaryTable(cfg, max_model_len, device)
         self.dtype = dtype
 
@@ -106,4 +133,4 @@ class LlamaModel(nn.Module):
         if logits_indices is not None:
             h = h[logits_indices]  # [N, H]
         h = F.rms_norm(h, (self.cfg.hidden_size,), self.norm, self.cfg.rms_norm_eps)
-        return linear(h, self.lm_head).float()  # [N, V]
+        return self.lm_head(h).float()  # [N, V]
