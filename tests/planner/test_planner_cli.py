@@ -66,7 +66,7 @@ def test_plan_profile_batch_only_json(capsys) -> None:  # type: ignore[no-untype
             "outside the profiled range",
         ),
         (["profile"], "give exactly one of"),
-        (["profile", "--engine", "--out", "x.json"], "engine-backed profiling is not"),
+        (["profile", "--engine"], "--out is required"),
         (["profile", "--roofline"], "--out is required"),
     ],
 )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from specsched.bench.canary import canary_warnings
 from specsched.bench.results import Results
 from specsched.bench.stats import (
     OrderBias,
@@ -144,6 +145,7 @@ def analyze(results: Results, metric: Metric = Metric.OUTPUT_TOK_S, n_boot: int 
                 f"position (p={bias.p_value:.3g}); balanced order cancels it only over full squares"
             )
         out.append(ScenarioAnalysis(s, tuple(rows), tuple(ctl), c_floor, r_floor, bias, all_ctl))
+    warnings.extend(canary_warnings(results, baseline))
     per_arm = {(s, a): tuple(v.values()) for s, arms in values.items() for a, v in arms.items()}
     return Analysis(str(exp.get("name", "")), results.experiment_hash, baseline, metric,
                     tuple(out), tuple(warnings), per_arm)

@@ -20,6 +20,12 @@ from specsched.errors import UserError
 DEFAULT_BATCH_SIZES = "1,4,16,64,256"
 DEFAULT_CONTEXTS = "512,2048,8192,32768"
 DEFAULT_KS = "0,1,2,3,4,6,8"
+DEFAULT_MODEL = "llama-3.1-8b"
+# The reference engine on a CPU: small defaults (a point costs seconds, a 4k prefill a minute).
+ENGINE_BATCH_SIZES = "1,4"
+ENGINE_CONTEXTS = "512,2048"
+ENGINE_KS = "0,1,2,3"
+ENGINE_MODEL = "smollm2-135m"
 
 
 def parse_acceptance(text: str | None) -> tuple[float, ...] | None:
@@ -40,8 +46,9 @@ def parse_acceptance(text: str | None) -> tuple[float, ...] | None:
     return tuple(out)
 
 
-def add_roofline_args(p: argparse.ArgumentParser) -> None:
-    """Arguments of the analytic roofline model, shared with `specsched plan`."""
+def add_roofline_args(p: argparse.ArgumentParser, engine_aware: bool = False) -> None:
+    """Arguments of the analytic roofline model, shared with `specsched plan`. `engine_aware`:
+    --model and --ks default to None, resolved per mode (roofline vs --engine)."""
     g = p.add_argument_group("roofline model (plan for hardware you don't have)")
     g.add_argument("--roofline", action="store_true", help="use the analytic cost model")
     g.add_argument(
@@ -51,9 +58,9 @@ def add_roofline_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--model",
-        default="llama-3.1-8b",
-        help="llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, smollm2-135m, or a JSON spec / "
-        "HF config.json (default llama-3.1-8b)",
+        default=None if engine_aware else DEFAULT_MODEL,
+        help="roofline: llama-3.1-8b (default), llama-3.1-70b, qwen2.5-7b, smollm2-135m, or a "
+        "JSON spec / HF config.json; --engine: smollm2-135m (default), a .gguf or HF directory",
     )
     g.add_argument(
         "--drafter",
@@ -67,7 +74,11 @@ def add_roofline_args(p: argparse.ArgumentParser) -> None:
         default=512,
         help="StreamingLLM KV window of the self-draft, tokens (default 512)",
     )
-    g.add_argument("--ks", default=DEFAULT_KS, help=f"K values to model (default {DEFAULT_KS})")
+    g.add_argument(
+        "--ks",
+        default=None if engine_aware else DEFAULT_KS,
+        help=f"K values (default {DEFAULT_KS}; --engine: {ENGINE_KS}); 0 is always added",
+    )
 
 
 def add_grid_args(p: argparse.ArgumentParser, what: str) -> None:
@@ -89,12 +100,14 @@ def add_grid_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def grid_from_args(args: argparse.Namespace) -> Any:
+def grid_from_args(args: argparse.Namespace, engine: bool = False) -> Any:
     from specsched.planner import ProfileGrid
 
-    bs = parse_int_list(args.batch_sizes or DEFAULT_BATCH_SIZES, "--batch-sizes", 1)
-    cs = parse_int_list(args.contexts or DEFAULT_CONTEXTS, "--contexts", 1)
-    ks = parse_int_list(args.ks, "--ks", 0)
+    bs_default = ENGINE_BATCH_SIZES if engine else DEFAULT_BATCH_SIZES
+    cs_default = ENGINE_CONTEXTS if engine else DEFAULT_CONTEXTS
+    bs = parse_int_list(args.batch_sizes or bs_default, "--batch-sizes", 1)
+    cs = parse_int_list(args.contexts or cs_default, "--contexts", 1)
+    ks = parse_int_list(args.ks or (ENGINE_KS if engine else DEFAULT_KS), "--ks", 0)
     return ProfileGrid(tuple(sorted(set(bs))), tuple(sorted(set(cs))), tuple(sorted({0, *ks})))
 
 
@@ -108,7 +121,7 @@ def roofline_from_args(args: argparse.Namespace) -> Any:
         roofline_profile,
     )
 
-    hw, target = resolve_hardware(args.gpu), resolve_model(args.model)
+    hw, target = resolve_hardware(args.gpu), resolve_model(args.model or DEFAULT_MODEL)
     if args.drafter.lower() == "streaming":
         draft = DraftSpec(DraftKind.STREAMING, window=args.draft_window)
     else:
@@ -144,48 +157,109 @@ def register(sub: Any) -> None:
         action="store_true",
         help="measure on specsched's reference engine (resumable; needs the engine)",
     )
-    add_roofline_args(p)
+    add_roofline_args(p, engine_aware=True)
     add_grid_args(p, "to profile")
+    add_engine_args(p)
     p.add_argument("--out", default=None, help="where to write the profile (e.g. profile.json)")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(func=run)
 
 
-def _engine_measure(args: argparse.Namespace) -> Any:
-    """EXTENSION POINT (engine-backed profiling). Returns a `measure(point) -> sample` callback
-    for `specsched.planner.run_profile`; see notes/planner.md, "Wiring the engine"."""
-    try:
-        engine = importlib.import_module("specsched.engine")
-    except ImportError:
-        raise UserError("engine-backed profiling is not available yet") from None
-    if not hasattr(engine, "LLM"):
-        raise UserError(
-            "engine-backed profiling is not available yet (specsched.engine has no LLM)"
-        )
-    raise UserError(
-        "engine-backed profiling is not wired to specsched.engine.LLM yet; "
-        "use --from-vllm-bench or --roofline (see notes/planner.md)"
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    """Options of engine-backed profiling, shared with `specsched tune`."""
+    g = p.add_argument_group("engine profiling (--engine; `specsched tune`)")
+    g.add_argument("--window", type=int, default=256,
+                   help="KV window of the streaming drafter, tokens (default 256)")
+    g.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (default 1: safest on a shared machine)")
+    g.add_argument("--dtype", default="float32", help="float32 (default), bfloat16, float16")
+    g.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
+    g.add_argument("--repeats", type=int, default=5, help="timed steps per point (default 5)")
+    g.add_argument("--warmup", type=int, default=2,
+                   help="untimed decode steps before them (default 2)")
+    g.add_argument("--acceptance-tokens", type=int, default=48,
+                   help="tokens decoded per request for acceptance at each context (default 48)")
+    g.add_argument("--resume", action="store_true",
+                   help="continue an interrupted profile at --out (nothing measured is redone)")
+
+
+def engine_config_from_args(args: argparse.Namespace) -> Any:
+    """`EngineProfileConfig` from the engine arguments (the roofline's --drafter is shared)."""
+    from specsched.tune.engine_profile import EngineProfileConfig
+
+    drafter = args.drafter
+    if drafter not in ("streaming", "ngram") and not drafter.startswith("model:"):
+        raise UserError(f"--drafter {drafter!r}: the engine drafts with streaming, ngram or "
+                        f"model:PATH")
+    return EngineProfileConfig(
+        model=args.model or ENGINE_MODEL, drafter=drafter, window=args.window,
+        dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
+        warmup=args.warmup, acceptance_tokens=args.acceptance_tokens,
     )
 
 
-def _run_engine_profile(args: argparse.Namespace) -> Any:
-    """Resumable engine-backed profile with a progress bar: rerun the same command to continue."""
-    from rich.progress import Progress
+def prepare_profile_out(out: Path, resume: bool, force: bool) -> None:
+    """Refuse to mix with an existing profile unless --resume (continue) or --force (restart)."""
+    from specsched.planner import progress_path
 
-    from specsched.planner import ProfileMetadata, ProfileSource, run_profile
+    side = progress_path(out)
+    if not (out.exists() or side.exists()):
+        return
+    if force:
+        out.unlink(missing_ok=True)
+        side.unlink(missing_ok=True)
+    elif not resume:
+        raise UserError(f"{out} (or its .partial.jsonl) exists; pass --resume to continue it "
+                        f"or --force to start over")
 
-    if args.out is None:
-        raise UserError("--out is required: the profile (and its resume file) go there")
-    measure = _engine_measure(args)
-    metadata = ProfileMetadata(source=ProfileSource.ENGINE, drafter=args.drafter)
-    with Progress(console=stdout_console()) as bar:
-        task = bar.add_task("profiling", total=None)
+
+def _engine_measure(args: argparse.Namespace, grid: Any, llm: Any = None) -> Any:
+    """The `measure(point) -> sample` callback of `run_profile`, on specsched's engine."""
+    try:
+        importlib.import_module("specsched.engine")
+    except ImportError:
+        raise UserError("engine-backed profiling needs specsched.engine (torch)") from None
+    from specsched.tune.engine_profile import EngineProfiler
+
+    return EngineProfiler(engine_config_from_args(args), grid, llm)
+
+
+def run_engine_profile(args: argparse.Namespace, out: Path, llm: Any = None) -> Any:
+    """Resumable engine-backed profile with a progress bar: rerun with --resume to continue."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from specsched.planner import PointKind, run_profile
+    from specsched.tune.engine_profile import engine_metadata
+
+    grid = grid_from_args(args, engine=True)
+    measure = _engine_measure(args, grid, llm)
+    metadata = engine_metadata(measure.cfg)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=stdout_console()) as bar:
+        task = bar.add_task("profiling (loading the model)", total=None)
 
         def progress(done: int, total: int, point: Any) -> None:
-            bar.update(task, completed=done, total=total, description=f"profiling {point}")
+            what = (f"acceptance ctx {point.ctx}" if point.kind is PointKind.ACCEPTANCE
+                    else f"B={point.batch_size} ctx={point.ctx} K={point.k}")
+            bar.update(task, completed=done, total=total, description=f"profiled {what}")
 
-        return run_profile(args.out, grid_from_args(args), metadata, measure, progress=progress)
+        return run_profile(out, grid, metadata, measure, progress=progress)
+
+
+def _run_engine_profile(args: argparse.Namespace) -> Any:
+    if args.out is None:
+        raise UserError("--out is required: the profile (and its resume file) go there")
+    out = Path(args.out)
+    prepare_profile_out(out, args.resume, args.force)
+    return run_engine_profile(args, out)
 
 
 def _write(profile: Any, args: argparse.Namespace) -> None:

@@ -1,0 +1,222 @@
+"""The in-process reference engine as a bench backend (`backend: engine`).
+
+One `specsched.engine.LLM` per backend, reused by every trial (weights loaded once, prefix cache
+warm). Each arm becomes a `SpeculativeConfig` (drafter, window, the arm's schedule, ctx_agg,
+per-request K) swapped in with `LLMEngine.set_speculative` between trials. A trial builds the
+scenario's prompts from offline real text tokenized by the engine's tokenizer (exact token
+lengths: `bench.workload.build_prompts`), runs them with at most `concurrency` requests in flight
+and the scenario's output length and sampling, and reports per-request TTFT / latency / ITL (a
+step's tokens arrive as one chunk, as a server streams them), the K histogram, acceptance per
+draft position, the draft / verify / overhead time split and a hash of the output tokens (greedy
+arms must produce identical tokens: `bench.canary` flags arms that differ from the baseline).
+
+Prefill is kept out of the comparison: prompts not seen before are first prefilled untimed
+(`warm_prefix`), so the timed run reads them from the prefix cache. `vary_text: false` keeps one
+text per scenario for every replicate (one long prefill per scenario instead of one per
+replicate; the replicates then differ by timing noise only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
+from specsched.bench.experiment import NO_DRAFTER, Arm, Scenario
+from specsched.bench.workload import build_prompts
+from specsched.errors import UserError
+
+DEFAULT_DRAFTER = "default"
+ARM_OPTION_KEYS = ("window", "num_sink_tokens", "prompt_lookup_min", "prompt_lookup_max")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """`backend_options` of the engine backend."""
+
+    model: str = "smollm2-135m"
+    dtype: str = "float32"
+    device: str = "cpu"
+    threads: int | None = 1
+    drafter: str = "streaming"  # what arms with drafter "default" use
+    window: int = 256
+    num_sink_tokens: int = 4
+    max_num_seqs: int | None = None  # None: the largest scenario batch seen (engine rebuilt)
+    max_model_len: int | None = None  # None: what the trials need (engine rebuilt)
+    max_num_batched_tokens: int = 2048
+    vary_text: bool = True
+    warm_prefix: bool = True
+
+    def __post_init__(self) -> None:
+        if self.threads is not None and self.threads < 1:
+            raise UserError("engine backend_options: threads must be >= 1")
+        for name in ("max_num_seqs", "max_model_len"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise UserError(f"engine backend_options: {name} must be >= 1")
+        if self.window < 1 or self.num_sink_tokens < 0:
+            raise UserError("engine backend_options: window >= 1 and num_sink_tokens >= 0")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> EngineOptions:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UserError(
+                f"engine backend_options: unknown key(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(sorted(known))}"
+            )
+        try:
+            return cls(**dict(options))
+        except TypeError as exc:
+            raise UserError(f"engine backend_options: {exc}") from None
+
+
+def speculative_config(arm: Arm, opts: EngineOptions) -> Any:
+    """The arm as the engine's `SpeculativeConfig` (None: no speculation)."""
+    from specsched.engine import SpeculativeConfig
+
+    drafter = opts.drafter if arm.drafter == DEFAULT_DRAFTER else arm.drafter
+    if drafter == NO_DRAFTER or arm.max_emitted_k == 0:
+        return None
+    extra = dict(arm.options)
+    unknown = sorted(set(extra) - set(ARM_OPTION_KEYS))
+    if unknown:
+        raise UserError(f"arm {arm.name!r}: engine backend does not know option(s) "
+                        f"{', '.join(unknown)}; allowed: {', '.join(ARM_OPTION_KEYS)}")
+    return SpeculativeConfig(
+        drafter=drafter,
+        window=int(extra.get("window", opts.window)),
+        num_sink_tokens=int(extra.get("num_sink_tokens", opts.num_sink_tokens)),
+        schedule=arm.schedule,
+        ctx_agg=arm.ctx_agg,
+        per_request_k=arm.per_request_k,
+        prompt_lookup_min=int(extra.get("prompt_lookup_min", 1)),
+        prompt_lookup_max=int(extra.get("prompt_lookup_max", 4)),
+    )
+
+
+def output_hash(token_ids: list[list[int]]) -> str:
+    """sha256 (16 hex) of every request's output tokens, in submission order."""
+    return hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()[:16]
+
+
+def sampling_params(scenario: Scenario, seed: int, index: int) -> Any:
+    from specsched.engine import SamplingParams
+
+    s = scenario.sampling
+    greedy = s.temperature == 0.0
+    return SamplingParams(
+        max_tokens=scenario.output_len, temperature=s.temperature, top_k=s.top_k,
+        top_p=s.top_p, seed=None if greedy else (seed * 1009 + index) % 2**31, ignore_eos=True,
+    )
+
+
+class EngineBackend:
+    """Runs bench trials on one in-process `LLM` (see module doc)."""
+
+    def __init__(self, options: EngineOptions, llm: Any = None) -> None:
+        self.options = options
+        self.llm = llm
+        self._pieces: list[int] | None = None
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> EngineBackend:
+        return cls(EngineOptions.from_options(options))
+
+    def _engine_for(self, slots: int, length: int) -> Any:
+        o = self.options
+        if self.llm is not None:
+            cfg = self.llm.engine.cfg
+            if cfg.max_num_seqs >= slots and cfg.max_model_len >= length:
+                return self.llm
+            if (o.max_num_seqs, o.max_model_len) != (None, None):
+                raise UserError(
+                    f"engine backend: a trial needs {slots} slots x {length} tokens but the "
+                    f"engine has {cfg.max_num_seqs} x {cfg.max_model_len}; raise "
+                    f"backend_options max_num_seqs / max_model_len"
+                )
+            slots, length = max(slots, cfg.max_num_seqs), max(length, cfg.max_model_len)
+        from specsched.engine import LLM
+
+        self.llm = LLM(
+            o.model, dtype=o.dtype, device=o.device,
+            max_num_seqs=o.max_num_seqs or slots, max_model_len=o.max_model_len or length,
+            max_num_batched_tokens=o.max_num_batched_tokens, num_threads=o.threads,
+        )
+        self._pieces = None
+        return self.llm
+
+    def _prompts(self, trial: TrialSpec) -> list[list[int]]:
+        from specsched.tune.prompts import corpus_token_ids
+
+        if self._pieces is None:
+            self._pieces = corpus_token_ids(self.llm)
+        seed = trial.seed if self.options.vary_text else zlib.crc32(trial.scenario.name.encode())
+        return build_prompts(trial.shapes, self._pieces, seed)
+
+    def _warm_prefix(self, prompts: list[list[int]], concurrency: int) -> bool:
+        """Untimed prefill of prompts the prefix cache does not hold (`tune.driver.warm_prefix`)."""
+        from specsched.tune.driver import warm_prefix
+
+        return self.options.warm_prefix and warm_prefix(self.llm.engine, prompts, concurrency)
+
+    def run_trial(self, trial: TrialSpec) -> TrialResult:
+        from specsched.tune.driver import drive
+
+        scenario = trial.scenario
+        slots = scenario.batch_size
+        longest = max(s.num_prompt_tokens for s in trial.shapes)
+        llm = self._engine_for(slots, longest + scenario.output_len + trial.arm.max_emitted_k + 8)
+        prompts = self._prompts(trial)
+        warmed = self._warm_prefix(prompts, slots)
+        spec = speculative_config(trial.arm, self.options)
+        llm.engine.set_speculative(spec)
+        params = [sampling_params(scenario, trial.seed, i) for i in range(len(prompts))]
+        res = drive(llm.engine, prompts, params, concurrency=slots)
+        requests = []
+        for seq, submitted, chunks in zip(res.seqs, res.submit_s, res.chunk_times, strict=True):
+            itl = tuple(b - a for a, b in itertools.pairwise(chunks))
+            requests.append(RequestResult(
+                num_prompt_tokens=seq.num_prompt_tokens,
+                num_output_tokens=len(seq.output_token_ids),
+                ttft_s=chunks[0] - submitted if chunks else 0.0,
+                latency_s=chunks[-1] - submitted if chunks else 0.0,
+                itl_s=itl,
+            ))
+        st = res.stats
+        firsts = [c[0] for c in res.chunk_times if c]
+        decode_s = res.end_s - min(firsts) if firsts else 0.0
+        decode_tokens = sum(max(0, r.num_output_tokens - 1) for r in requests)
+        extra = {
+            "engine": "specsched",
+            "model": llm.model_name,
+            "threads": self.options.threads,
+            "dtype": self.options.dtype,
+            "drafter": "none" if spec is None else spec.drafter,
+            "window": None if spec is None else spec.window,
+            "greedy": scenario.sampling.temperature == 0.0,
+            "output_hash": output_hash([s.output_token_ids for s in res.seqs]),
+            "decode_tok_s": decode_tokens / decode_s if decode_s > 0 else None,
+            "num_steps": st.num_steps,
+            "num_spec_steps": st.num_spec_steps,
+            "num_cached_prompt_tokens": sum(s.stats.num_cached_tokens for s in res.seqs),
+            "prefilled_untimed": warmed,
+            "time_split_s": {"draft": st.draft_s, "verify": st.verify_s,
+                             "overhead": st.overhead_s},
+            "acceptance": {
+                "drafted_per_position": list(st.spec.drafted_per_position),
+                "accepted_per_position": list(st.spec.accepted_per_position),
+                "acceptance_rate": st.spec.acceptance_rate,
+                "mean_accepted_length": st.spec.mean_accepted_length,
+            },
+        }
+        return TrialResult(tuple(requests), res.wall_s, dict(st.k_histogram), extra)
+
+    def close(self) -> None:
+        self.llm = None

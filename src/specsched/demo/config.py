@@ -1,0 +1,102 @@
+"""What `specsched demo` runs: the profile grid, the scenarios of the experiment, replicates.
+
+Defaults target the embedded SmolLM2-135M on a 2-core CPU (<= 15 min, aimed at <= 10): the spec
+bench (notes/spec_bench.md) found speculation with the streaming drafter losing at context <= 1024
+and paying at ~4096 on this CPU, so the demo profiles and measures one short and one long context
+at the same batch size. There a batch-only schedule must pick one K for both, while the 2-D
+schedule can pick K = 0 at short context and K > 0 at long context. The batch size of the
+scenarios is chosen after planning (`batch_size=None`): the profiled batch size whose row the 2-D
+plan predicts to beat the batch-only plan by the most (where the context axis matters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specsched.errors import UserError
+
+MARKER = ".specsched-demo"  # marks a folder the demo wrote (safe to resume or --force over)
+
+
+@dataclass(frozen=True, slots=True)
+class DemoScenario:
+    """B requests of exactly `ctx` prompt tokens: a shared prefix + distinct `suffix_len` tails.
+    `batch_size=None`: chosen from the plan (see module doc)."""
+
+    label: str
+    ctx: int
+    output_len: int
+    batch_size: int | None = None
+    suffix_len: int = 32
+
+    def __post_init__(self) -> None:
+        if (self.batch_size is not None and self.batch_size < 1) or self.output_len < 1:
+            raise UserError(f"demo scenario {self.label!r}: batch size and output length >= 1")
+        if self.ctx <= self.suffix_len:
+            raise UserError(f"demo scenario {self.label!r}: ctx must exceed suffix_len")
+
+    @property
+    def name(self) -> str:
+        b = "" if self.batch_size is None else f"-B{self.batch_size}"
+        return f"{self.label}-ctx{self.ctx}{b}"
+
+    def with_batch(self, batch_size: int) -> DemoScenario:
+        if self.batch_size is not None:
+            return self
+        return DemoScenario(self.label, self.ctx, self.output_len, batch_size, self.suffix_len)
+
+
+@dataclass(frozen=True, slots=True)
+class DemoConfig:
+    model: str = "smollm2-135m"
+    threads: int = 1
+    dtype: str = "float32"
+    drafter: str = "streaming"
+    window: int = 256
+    batch_sizes: tuple[int, ...] = (1, 4)
+    contexts: tuple[int, ...] = (512, 4096)
+    ks: tuple[int, ...] = (0, 1, 2, 3)
+    repeats: int = 5
+    warmup_steps: int = 2
+    acceptance_tokens: int = 32
+    scenarios: tuple[DemoScenario, ...] = field(default_factory=lambda: (
+        DemoScenario("short", 512, 40),
+        DemoScenario("long", 4096, 40),
+    ))
+    replicates: int = 8  # two Williams squares of the 4 arms
+    seed: int = 0
+    max_batch_ranges: int = 4
+    max_ctx_ranges: int = 4
+
+    def __post_init__(self) -> None:
+        if not self.scenarios:
+            raise UserError("demo: at least one scenario")
+        if self.replicates < 2:
+            raise UserError("demo: replicates must be >= 2 (a ratio needs a spread)")
+        if self.threads < 1:
+            raise UserError("demo: --threads must be >= 1")
+
+    @property
+    def max_model_len(self) -> int:
+        """Room for the longest profiled context or scenario, its output and drafts."""
+        longest = max(self.contexts[-1], *(s.ctx for s in self.scenarios))
+        out = max(s.output_len for s in self.scenarios)
+        step_room = (self.warmup_steps + self.repeats + 2) * (self.ks[-1] + 1)
+        return longest + max(out, step_room, self.acceptance_tokens) + self.ks[-1] + 64
+
+    @property
+    def max_num_seqs(self) -> int:
+        """Slots: the profile's prompts and each scenario's keep their own (prefix cache)."""
+        return self.batch_sizes[-1] + sum(s.batch_size or self.batch_sizes[-1]
+                                          for s in self.scenarios)
+
+
+def quick_config(model: str = "smollm2-135m", threads: int = 1) -> DemoConfig:
+    """A smaller demo (~2-3 min on the 2-core CPU): shorter long context, fewer points and
+    replicates; too few to resolve small effects (the report says so with its noise floor)."""
+    return DemoConfig(
+        model=model, threads=threads, batch_sizes=(1, 4), contexts=(256, 2048), ks=(0, 1, 3),
+        repeats=3, warmup_steps=1, acceptance_tokens=24,
+        scenarios=(DemoScenario("short", 256, 16), DemoScenario("long", 2048, 16)),
+        replicates=4,
+    )

@@ -1,0 +1,218 @@
+"""`specsched demo`: tune -> plan -> a balanced experiment -> report, in one output folder.
+
+Steps (each resumable: rerunning continues where an interrupted demo stopped):
+1. profile the engine on a small grid (`profile.json`, `tune.engine_profile`);
+2. plan a 2-D and a batch-only schedule (`schedule_2d.json`, `schedule_batch_only.json`, plots);
+3. write `experiment.yaml` (no-spec, best static K, batch-only, 2-D) and dry-run it: controls
+   (arms that are one configuration on a scenario) and bucket crossings are shown *before*
+   anything is measured;
+4. run it on the engine backend (`results.jsonl`, balanced order, replicates);
+5. analyze: `report/` (report.md with CIs and noise floors, PNGs) and the verdict rows
+   (predicted vs measured speedup per scenario and arm; a win only beyond the noise floor).
+One `LLM` serves the profile and the experiment (weights loaded once, prefix cache shared).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from specsched.bench.analysis import Analysis
+from specsched.bench.dryrun import DryRun
+from specsched.bench.experiment import Experiment
+from specsched.demo.config import MARKER, DemoConfig
+from specsched.demo.experiment import BASELINE, resolved_scenarios, write_experiment
+from specsched.errors import UserError
+from specsched.tune.pipeline import PlanSettings, TunePlans
+
+PROFILE = "profile.json"
+EXPERIMENT = "experiment.yaml"
+RESULTS = "results.jsonl"
+REPORT = "report"
+VERDICT = "verdict.json"
+
+
+class DemoUI(Protocol):
+    """What the demo shows while it runs (the CLI renders with rich; tests pass a silent one)."""
+
+    def step(self, title: str) -> None: ...
+    def profile_progress(self, done: int, total: int, what: str) -> None: ...
+    def show_plans(self, plans: TunePlans) -> None: ...
+    def show_dry_run(self, dry: DryRun, exp: Experiment) -> None: ...
+    def bench_progress(self, done: int, total: int, what: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    out: Path
+    plans: TunePlans
+    dry: DryRun
+    analysis: Analysis
+    verdict: list[dict[str, Any]]
+
+
+def prepare_out(out: Path, cfg: DemoConfig, force: bool) -> bool:
+    """Create or reuse the folder; True when continuing an earlier demo. Never touches a folder
+    the demo did not write."""
+    marker = out / MARKER
+    state = json.dumps(asdict(cfg), sort_keys=True)
+    if out.exists() and any(out.iterdir()):
+        if not marker.is_file():
+            raise UserError(f"{out} exists and was not written by `specsched demo`; "
+                            f"choose another --out (nothing was changed)")
+        if force:
+            shutil.rmtree(out)
+        elif marker.read_text() != state:
+            raise UserError(f"{out} holds a demo with other settings; pass --force to start "
+                            f"over, or choose another --out")
+        else:
+            return True
+    out.mkdir(parents=True, exist_ok=True)
+    marker.write_text(state)
+    return False
+
+
+def _profile_args(cfg: DemoConfig) -> Any:
+    from specsched.planner import ProfileGrid
+    from specsched.tune.engine_profile import EngineProfileConfig
+
+    grid = ProfileGrid(tuple(cfg.batch_sizes), tuple(cfg.contexts), tuple(cfg.ks))
+    pcfg = EngineProfileConfig(
+        model=cfg.model, drafter=cfg.drafter, window=cfg.window, dtype=cfg.dtype,
+        threads=cfg.threads, repeats=cfg.repeats, warmup=cfg.warmup_steps,
+        acceptance_tokens=cfg.acceptance_tokens,
+    )
+    return grid, pcfg
+
+
+class _LazyLLM:
+    """Loads the model only when a step needs it (a finished demo reruns its report instantly)."""
+
+    def __init__(self, cfg: DemoConfig) -> None:
+        self.cfg = cfg
+        self.llm: Any = None
+
+    def get(self) -> Any:
+        if self.llm is None:
+            from specsched.engine import LLM
+
+            c = self.cfg
+            self.llm = LLM(c.model, dtype=c.dtype, max_num_seqs=c.max_num_seqs,
+                           max_model_len=c.max_model_len, max_num_batched_tokens=2048,
+                           num_threads=c.threads)
+        return self.llm
+
+
+def _profile(out: Path, cfg: DemoConfig, lazy: _LazyLLM, ui: DemoUI) -> Any:
+    from specsched.planner import PointKind, load_profile, run_profile
+    from specsched.tune.engine_profile import EngineProfiler, engine_metadata
+
+    grid, pcfg = _profile_args(cfg)
+    path = out / PROFILE
+    if path.exists():
+        profile = load_profile(path)
+        if not profile.missing_points():
+            return profile
+
+    def progress(done: int, total: int, point: Any) -> None:
+        what = (f"acceptance ctx {point.ctx}" if point.kind is PointKind.ACCEPTANCE
+                else f"B={point.batch_size} ctx={point.ctx} K={point.k}")
+        ui.profile_progress(done, total, what)
+
+    class Deferred:  # the model loads at the first point actually measured
+        profiler: Any = None
+
+        def __call__(self, point: Any) -> Any:
+            if self.profiler is None:
+                self.profiler = EngineProfiler(pcfg, grid, lazy.get())
+            return self.profiler(point)
+
+    return run_profile(path, grid, engine_metadata(pcfg), Deferred(), progress=progress)
+
+
+def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> DemoResult:
+    """The whole demo (see module doc); resumable unless `force`."""
+    from specsched.bench.analysis import analyze
+    from specsched.bench.backends.engine import EngineBackend, EngineOptions
+    from specsched.bench.dryrun import dry_run
+    from specsched.bench.load import load_experiment
+    from specsched.bench.report import write_report
+    from specsched.bench.results import read_results
+    from specsched.bench.runner import run_experiment
+    from specsched.tune.pipeline import plan_profile, write_tune_outputs
+
+    resumed = prepare_out(out, cfg, force)
+    ui.step(("continuing the demo in " if resumed else "demo in ") + str(out))
+    lazy = _LazyLLM(cfg)
+    ui.step("1/4 profile the engine (T_draft, T_verify, no-spec step, acceptance per context)")
+    profile = _profile(out, cfg, lazy, ui)
+    ui.step("2/4 plan: 2-D and batch-only schedules from the profile")
+    plans = plan_profile(profile, PlanSettings(cfg.max_batch_ranges, cfg.max_ctx_ranges),
+                         str(out / PROFILE))
+    write_tune_outputs(plans, out)
+    ui.show_plans(plans)
+    ui.step("3/4 experiment: dry-run first (which arms are the same configuration where)")
+    scenarios = resolved_scenarios(cfg, plans)
+    write_experiment(out / EXPERIMENT, cfg, plans.best_static_k, scenarios)
+    exp = load_experiment(out / EXPERIMENT)
+    dry = dry_run(exp)
+    ui.show_dry_run(dry, exp)
+    ui.step("4/4 run the experiment on the engine (balanced order, replicates)")
+    results_path = out / RESULTS
+    backend = EngineBackend(EngineOptions.from_options(dict(exp.backend_options)))
+    backend.llm = lazy.llm  # shared when the profile step loaded it; else loaded on first trial
+
+    def progress(done: int, total: int, trial: Any) -> None:
+        ui.bench_progress(done, total, f"{trial.scenario} / {trial.arm} rep {trial.replicate}")
+
+    run_experiment(exp, dry, backend, results_path, resume=results_path.exists(),
+                   truncate_tail=True, progress=progress)
+    results = read_results(results_path)
+    analysis = analyze(results)
+    write_report(analysis, out / REPORT)
+    rows = verdict_rows(analysis, dry, scenarios, profile)
+    from specsched.demo.verdict import append_verdict_md, write_verdict
+
+    write_verdict(out / VERDICT, rows, analysis)
+    append_verdict_md(out / REPORT / "report.md", rows, analysis, dry)
+    return DemoResult(out, plans, dry, analysis, rows)
+
+
+def verdict_rows(an: Analysis, dry: DryRun, scenarios: tuple[Any, ...],
+                 profile: Any) -> list[dict[str, Any]]:
+    """Per scenario x arm: K used, predicted and measured speedup vs no-spec, CI, verdict."""
+    from specsched.planner import CostModel, Extrapolation
+
+    model = CostModel.from_profile(profile)
+    by_name = {s.name: s for s in scenarios}
+    rows: list[dict[str, Any]] = []
+    for s in an.scenarios:
+        sc = by_name.get(s.name)
+        ks = dry.scenario(s.name).k_values
+        for r in s.rows:
+            k_used = ks.get(r.arm, ())
+            predicted = None
+            if sc is not None and sc.batch_size is not None and len(k_used) == 1:
+                c = sc.ctx + sc.output_len // 2
+                g = model.goodput(sc.batch_size, c, k_used[0], Extrapolation.CLAMP).value
+                g0 = model.goodput(sc.batch_size, c, 0, Extrapolation.CLAMP).value
+                predicted = g / g0
+            rows.append({
+                "scenario": s.name,
+                "arm": r.arm,
+                "k": list(k_used),
+                "predicted_speedup": predicted,
+                "median_tok_s": r.summary.median,
+                "n": r.summary.n,
+                "ratio": None if r.ratio is None else r.ratio.ratio,
+                "ci": None if r.ratio is None else [r.ratio.lo, r.ratio.hi],
+                "verdict": "baseline" if r.arm == BASELINE else (
+                    None if r.verdict is None else r.verdict.value),
+                "same_config_as_baseline": r.same_config_as_baseline,
+                "noise_floor": s.floor,
+                "control_group": list(dry.scenario(s.name).control_group_of(r.arm)),
+            })
+    return rows

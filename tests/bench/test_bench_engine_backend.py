@@ -1,0 +1,140 @@
+"""The engine backend end to end on a tiny random model: experiment -> bench -> report, the
+arm -> SpeculativeConfig mapping, and the greedy-output canary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specsched.bench.canary import canary_warnings, output_mismatches
+from specsched.bench.experiment import Arm, constant_k_schedule
+from specsched.bench.results import Results, read_results
+from specsched.cli import main
+from specsched.errors import UserError
+
+EXPERIMENT = """
+name: tiny-engine
+backend: engine
+backend_options: {{model: {model}, window: 8, threads: 1}}
+drafter: streaming
+replicates: 2
+warmup: 1
+baseline: no-spec
+arms:
+  - {{name: no-spec, k: 0}}
+  - {{name: k2, k: 2}}
+  - {{name: two-d, schedule: [[1, 4, 1, 40, 0], [1, 4, 41, 100000, 3]]}}
+  - {{name: ngram, k: 2, drafter: ngram}}
+scenarios:
+  - {{name: short, kind: prefix_repetition, prefix_len: 16, suffix_len: 8, num_requests: 3,
+     concurrency: 3, output_len: 10}}
+  - {{name: long, kind: random, input_len: 64, range_ratio: 0.2, num_requests: 4,
+     concurrency: 2, output_len: 10}}
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    import transformers
+
+    path = tmp_path_factory.mktemp("bench_engine_tiny") / "model"
+    cfg = transformers.LlamaConfig(
+        vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        tie_word_embeddings=False, eos_token_id=1, bos_token_id=0,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).float().eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(40.0)  # sharp logits: no near-tied greedy choices
+    model.save_pretrained(path, safe_serialization=True)
+    return path
+
+
+def test_engine_backend_experiment_to_report(tiny: Path, tmp_path: Path, capsys: Any) -> None:
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(EXPERIMENT.format(model=tiny))
+    results = tmp_path / "r.jsonl"
+    assert main(["bench", str(exp), "--out", str(results)]) == 0
+    res = read_results(results)
+    measured = [t for t in res.trials if not t["warmup"]]
+    assert len(measured) == 2 * 4 * 2 and len(res.trials) == 2 * len(measured)
+    for t in measured:
+        m, extra = t["metrics"], t["extra"]
+        n = 3 if t["scenario"] == "short" else 4
+        assert m["num_requests"] == n and m["num_output_tokens"] == 10 * n
+        assert m["wall_s"] > 0 and m["ttft_s_median"] > 0 and m["itl_s_median"] > 0
+        assert extra["greedy"] and len(extra["output_hash"]) == 16
+        hist = {int(k): v for k, v in t["k_histogram"].items()}
+        if t["arm"] == "no-spec":
+            assert set(hist) == {0} and extra["drafter"] == "none"
+        if t["arm"] == "k2":
+            assert set(hist) == {2} and extra["acceptance"]["drafted_per_position"][0] > 0
+            assert extra["drafter"] == "streaming" and extra["window"] == 8
+        if t["arm"] == "ngram":
+            assert extra["drafter"] == "ngram"
+        if t["arm"] == "two-d":  # the 2-D schedule: K=0 below ctx 41, K=3 above
+            assert set(hist) == ({0} if t["scenario"] == "short" else {3})
+        if t["scenario"] == "short":  # 16 shared + 8 own tokens, exact
+            assert m["num_prompt_tokens"] == 3 * 24
+    # greedy: every arm emits the baseline's tokens (the canary stays silent)
+    assert output_mismatches(res, "no-spec") == {}
+    assert main(["report", str(results), "--out", str(tmp_path / "rep")]) == 0
+    out = capsys.readouterr().out
+    assert "no-spec" in out and "two-d" in out
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "short" in md and "long" in md and "correctness canary" not in md
+
+
+def _results(hashes: dict[tuple[str, int, str], str]) -> Results:
+    trials = [
+        {"type": "trial", "scenario": s, "replicate": r, "arm": a, "warmup": False,
+         "extra": {"greedy": True, "output_hash": h}}
+        for (s, r, a), h in hashes.items()
+    ]
+    return Results({"type": "header"}, trials)
+
+
+def test_canary_flags_arms_whose_greedy_tokens_differ() -> None:
+    res = _results({("s", 0, "base"): "aa", ("s", 0, "x"): "aa", ("s", 0, "y"): "bb",
+                    ("s", 1, "base"): "cc", ("s", 1, "y"): "cc", ("t", 0, "x"): "zz"})
+    assert output_mismatches(res, "base") == {("s", "y"): [0]}
+    (warning,) = canary_warnings(res, "base")
+    assert "'y'" in warning and "correctness canary" in warning
+
+
+def test_arm_to_speculative_config() -> None:
+    from specsched.bench.backends.engine import EngineOptions, speculative_config
+    from specsched.engine import DrafterKind
+
+    opts = EngineOptions(window=64)
+    assert speculative_config(Arm("n", constant_k_schedule(0)), opts) is None
+    cfg = speculative_config(Arm("k", constant_k_schedule(3), drafter="default",
+                                 per_request_k=True, options=(("window", 32),)), opts)
+    assert cfg.drafter_kind is DrafterKind.STREAMING and cfg.window == 32 and cfg.per_request_k
+    assert cfg.schedule.k_for(8, 5000) == 3
+    with pytest.raises(UserError, match="does not know option"):
+        speculative_config(Arm("k", constant_k_schedule(3), drafter="ngram",
+                               options=(("temperature", 1),)), opts)
+    with pytest.raises(UserError, match="unknown key"):
+        EngineOptions.from_options({"modle": "x"})
+
+
+def test_engine_results_are_json_lines(tiny: Path, tmp_path: Path) -> None:
+    """A sampled scenario (temperature > 0) runs too, with seeded per-request sampling."""
+    exp = tmp_path / "exp.yaml"
+    text = EXPERIMENT.format(model=tiny).replace("replicates: 2", "replicates: 1").replace(
+        "warmup: 1", "warmup: 0")
+    text += ("  - {name: sampled, kind: batch, prompt_lens: [20, 30], output_len: 6,\n"
+             "     sampling: {temperature: 0.8, top_k: 20}}\n")
+    exp.write_text(text)
+    results = tmp_path / "r.jsonl"
+    assert main(["bench", str(exp), "--out", str(results)]) == 0
+    lines = [json.loads(x) for x in results.read_text().splitlines()]
+    sampled = [x for x in lines if x.get("scenario") == "sampled"]
+    assert sampled and all(not x["extra"]["greedy"] for x in sampled)
+    assert all(x["metrics"]["num_output_tokens"] == 12 for x in sampled)

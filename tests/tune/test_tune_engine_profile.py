@@ -1,0 +1,149 @@
+"""`specsched profile --engine` and `specsched tune` on a tiny random model, and the step driver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tune_helpers import make_sharp_tiny
+
+from specsched.cli import main
+from specsched.planner import (
+    MeasurePoint,
+    PointKind,
+    ProfileGrid,
+    ProfileSource,
+    load_profile,
+    progress_path,
+    run_profile,
+)
+from specsched.schedule import load_schedule
+
+GRID_ARGS = ["--batch-sizes", "1,2", "--contexts", "16,64", "--ks", "0,1,2", "--window", "8",
+             "--repeats", "3", "--warmup", "1", "--acceptance-tokens", "12"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_sharp_tiny(tmp_path_factory.mktemp("tune_tiny") / "model")
+
+
+@pytest.fixture(scope="module")
+def llm(tiny: Path) -> Any:
+    from specsched.engine import LLM
+
+    return LLM(str(tiny), max_num_seqs=4, max_model_len=256, num_threads=1)
+
+
+def test_profile_engine_writes_complete_versioned_profile(tiny: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    out = tmp_path / "p.json"
+    assert main(["profile", "--engine", "--model", str(tiny), *GRID_ARGS, "--out", str(out)]) == 0
+    assert "ready for `specsched plan`" in capsys.readouterr().out
+    prof = load_profile(out)
+    assert prof.missing_points() == []
+    assert not progress_path(out).exists()
+    m = prof.metadata
+    assert m.source is ProfileSource.ENGINE and m.model == str(tiny) and m.threads == 1
+    assert m.drafter == "streaming W=8 sinks=4" and "torch" in m.library_versions
+    assert prof.grid == ProfileGrid((1, 2), (16, 64), (0, 1, 2))
+    for t in prof.timings:
+        assert t.t_step_ms.n == 3 and t.t_step_ms.median > 0
+        if t.k == 0:
+            assert t.t_verify_ms is None and t.t_draft_ms is None
+        else:  # draft + verify are measured inside the step
+            assert t.t_verify_ms is not None and t.t_draft_ms is not None
+            assert t.t_draft_ms.median + t.t_verify_ms.median <= t.t_step_ms.median * 1.5
+    assert [a.ctx for a in prof.acceptance] == [16, 64]
+    assert all(len(a.a) == 2 and a.n > 0 for a in prof.acceptance)
+    # an existing profile is not silently redone or mixed
+    assert main(["profile", "--engine", "--model", str(tiny), *GRID_ARGS, "--out", str(out)]) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_engine_profile_resumes_without_remeasuring(llm: Any, tmp_path: Path) -> None:
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler, engine_metadata
+
+    grid = ProfileGrid((1, 2), (16, 48), (0, 2))
+    cfg = EngineProfileConfig(model="tiny", window=8, repeats=2, warmup=1, acceptance_tokens=8)
+    profiler = EngineProfiler(cfg, grid, llm)
+    seen: list[MeasurePoint] = []
+
+    def failing(point: MeasurePoint) -> Any:
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+        seen.append(point)
+        return profiler(point)
+
+    out = tmp_path / "p.json"
+    meta = engine_metadata(cfg)
+    with pytest.raises(KeyboardInterrupt):
+        run_profile(out, grid, meta, failing)
+    assert progress_path(out).exists() and not out.exists()
+    first = list(seen)
+    seen.clear()
+
+    def counting(point: MeasurePoint) -> Any:
+        seen.append(point)
+        return profiler(point)
+
+    prof = run_profile(out, grid, meta, counting)
+    assert not set(first) & set(seen)  # nothing measured twice
+    assert len(first) + len(seen) == 2 + grid.num_points  # 2 acceptance points + timings
+    assert prof.missing_points() == []
+    assert any(p.kind is PointKind.ACCEPTANCE for p in first)
+
+
+def test_tune_writes_schedules_plots_and_summary(tiny: Path, tmp_path: Path,
+                                                 capsys: Any) -> None:
+    out = tmp_path / "tune"
+    assert main(["tune", "--model", str(tiny), *GRID_ARGS, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "predicted goodput vs no-spec" in text and "oracle" in text
+    for name in ("profile.json", "k_heatmap_2d.png", "speedup_2d.png", "k_heatmap_batch_only.png"):
+        assert (out / name).stat().st_size > 0
+    assert load_schedule(str(out / "schedule_batch_only.json")).is_batch_only
+    load_schedule(str(out / "schedule_2d.json"))
+    summary = json.loads((out / "tune_summary.json").read_text())
+    assert [r["arm"] for r in summary["predicted"]] == [
+        "no-spec", "best static K", "best batch-only", "2-D plan", "per-cell oracle"]
+    oracle = summary["predicted"][-1]
+    assert all(r["geomean_speedup"] <= oracle["geomean_speedup"] + 1e-9
+               for r in summary["predicted"])
+    # rerunning with --resume reuses the finished profile
+    assert main(["tune", "--model", str(tiny), *GRID_ARGS, "--out", str(out), "--resume"]) == 0
+
+
+def test_drive_bounds_concurrency_and_matches_generate(llm: Any) -> None:
+    from specsched.engine import SamplingParams
+    from specsched.tune.driver import drive
+
+    prompts = [[5 + i, 9, 17 + i, 33, 40 + 2 * i] for i in range(5)]
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    llm.engine.set_speculative(None)
+    res = drive(llm.engine, prompts, params, concurrency=2)
+    assert max(s.num_running for s in res.steps) == 2
+    assert all(s.finished for s in res.seqs) and not llm.engine.has_unfinished()
+    expected = [o.token_ids for o in llm.generate(prompts, params)]
+    assert [s.output_token_ids for s in res.seqs] == expected
+    assert all(len(c) == 6 for c in res.chunk_times)  # K = 0: one token per step
+    assert res.stats.num_output_tokens == 30
+
+
+def test_drive_stop_aborts_and_leaves_engine_usable(llm: Any) -> None:
+    from specsched.engine import SamplingParams, SpeculativeConfig, static_schedule
+    from specsched.tune.driver import ABORTED, drive
+
+    llm.engine.set_speculative(SpeculativeConfig(window=8, schedule=static_schedule(2)))
+    prompts = [[3, 4, 5, 6, 7, 8, 9, 10] * 3 for _ in range(3)]
+    res = drive(llm.engine, prompts, SamplingParams(max_tokens=100, ignore_eos=True),
+                stop=lambda r: len(r.steps) >= 3)
+    assert res.aborted and len(res.steps) == 3
+    assert all(s.finish_reason == ABORTED for s in res.seqs)
+    assert not llm.engine.has_unfinished()
+    decode = [s for s in res.steps if s.all_decoding]
+    assert decode and all(s.routed_k == 2 and s.draft_s > 0 for s in decode)
+    again = drive(llm.engine, prompts[:1], SamplingParams(max_tokens=4, ignore_eos=True))
+    assert len(again.seqs[0].output_token_ids) == 4
