@@ -44,46 +44,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def plan_to_obj(result: Any, source: str) -> dict[str, Any]:
-    """The schedule (vLLM key names) + the predictions behind it."""
-    from specsched.planner import Arm
-
-    sched = result.schedule
-    key = (
-        "num_speculative_tokens_per_batch_size"
-        if sched.is_batch_only
-        else ("speculative_token_schedule")
-    )
-    t = result.table
-    plan = result.arms[Arm.PLAN]
-    return {
-        key: sched.entries(3 if sched.is_batch_only else 5),
-        "num_speculative_tokens": sched.max_emitted_k,
-        "specsched_plan": {
-            "source": source,
-            "batch_sizes": list(t.batch_sizes),
-            "contexts": list(t.contexts),
-            "ks": list(t.ks),
-            "k_cells": plan.k_cells.tolist(),
-            "predicted_speedup_cells": [
-                [round(x, 4) for x in row] for row in plan.speedup.tolist()
-            ],
-            "extrapolated_cells": t.extrapolated.tolist(),
-            "min_gain": result.config.min_gain,
-            "arms": {
-                a.value: {
-                    "ranges": list(r.shape),
-                    "geomean_speedup_vs_nospec": round(r.geomean_speedup, 4),
-                    "min_speedup": round(float(r.speedup.min()), 4),
-                    "max_speedup": round(float(r.speedup.max()), 4),
-                    "mean_fraction_of_oracle": round(r.mean_of_oracle, 4),
-                }
-                for a, r in result.arms.items()
-            },
-        },
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     from specsched.planner import (
         CostModel,
@@ -125,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         config.extrapolation,
     )
     result = make_plan(table, config)
+    from specsched.planner.plan_json import plan_to_obj
+
     obj = plan_to_obj(result, source)
     if args.out:
         atomic_write_text(args.out, json.dumps(obj, indent=1) + "\n")
