@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo_helpers import make_sharp_tiny
 
 from specsched.bench.load import load_experiment
 from specsched.bench.results import read_results
@@ -43,8 +42,8 @@ class SilentUI:
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> DemoConfig:
-    model = make_sharp_tiny(tmp_path_factory.mktemp("demo_tiny") / "model")
+def config(sharp_tiny_model: Path) -> DemoConfig:
+    model = sharp_tiny_model
     return DemoConfig(
         model=str(model), window=8, batch_sizes=(1, 2), contexts=(24, 96), ks=(0, 1, 2),
         repeats=2, warmup_steps=1, acceptance_tokens=10,

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tune_helpers import make_sharp_tiny
 
 from specsched.cli import main
 from specsched.planner import (
@@ -26,8 +25,8 @@ GRID_ARGS = ["--batch-sizes", "1,2", "--contexts", "16,64", "--ks", "0,1,2", "--
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_sharp_tiny(tmp_path_factory.mktemp("tune_tiny") / "model")
+def tiny(sharp_tiny_model: Path) -> Path:
+    return sharp_tiny_model
 
 
 @pytest.fixture(scope="module")

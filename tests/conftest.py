@@ -1,12 +1,16 @@
-"""Tiny random Llama models on disk for the tune tests (imported by name: tests/tune is on
-sys.path). The output layer is scaled up so greedy argmaxes are rarely near-tied."""
+"""Fixtures shared by several test folders."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 
-def make_sharp_tiny(path: Path, scale: float = 40.0) -> Path:
+
+@pytest.fixture(scope="session")
+def sharp_tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama (HF directory) whose output layer is scaled x40, so greedy argmaxes
+    are rarely near-tied. Built once per session; tests must treat it as read-only."""
     import torch
     import transformers
 
@@ -19,6 +23,7 @@ def make_sharp_tiny(path: Path, scale: float = 40.0) -> Path:
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(cfg).float().eval()
     with torch.no_grad():
-        model.lm_head.weight.mul_(scale)
+        model.lm_head.weight.mul_(40.0)
+    path = tmp_path_factory.mktemp("sharp_tiny") / "model"
     model.save_pretrained(path, safe_serialization=True)
     return path
