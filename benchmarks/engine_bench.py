@@ -1,6 +1,8 @@
 """Engine microbenchmark on SmolLM2-135M: decode tok/s vs transformers, roofline, T(B, ctx, q).
 
     .venv/bin/python benchmarks/engine_bench.py --threads 2 --out notes/engine_step_grid.json
+    .venv/bin/python benchmarks/engine_bench.py --threads 2 --q 1 --prefix-len 0 --compile \
+        --llama-cpp --out /tmp/b1.json   # + the compiled B=1 step and llama.cpp as a peer
 
 Decode ("no-spec") timing, ours: one ragged forward of B sequences x 1 new token on top of ctx
 cached positions, plus greedy argmax and metadata building (the engine's step minus the Python
@@ -11,11 +13,20 @@ positions, one `forward` + argmax per step, i.e. the inner loop of `generate()`;
 `generate()` point (B=1, ctx=256, prefill subtracted) is reported as a cross-check.
 Both run in this process, side by side, with the same dtype and thread count; figures are noisy
 on a shared machine, ratios are the meaningful output.
+
+B=1 roofline: bytes one step must read (every matmul weight once, fp32, + the KV of ctx
+positions) over the read bandwidth (best of 5 `sum()`s over 512 MB, same threads), measured
+right next to each B=1 point because it drifts on this VM (28-50 GB/s seen); the summary also
+divides by the best bandwidth seen in the whole run. `--compile` adds the torch.compile'd
+one-token step (`EngineConfig.compile`), `--llama-cpp` llama.cpp on the same GGUF file through
+llama-cpp-python (its own quantized weights, so it reads ~4-5x fewer bytes; not installed by
+the project: `pip install llama-cpp-python` builds llama.cpp, ~6 min on 2 cores).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -168,6 +179,22 @@ def prefix_workload_s(
     return time.perf_counter() - t, sum(s.stats.num_cached_tokens for s in seqs)
 
 
+def llama_cpp_step_s(gguf: str, ctx: int, threads: int, steps: int) -> float | None:
+    """llama.cpp (llama-cpp-python) on the same GGUF file, its own quantized weights: prefill
+    ctx tokens, then the median time of one-token `eval` calls (B=1 decode). None if the
+    package is missing."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    llm = llama_cpp.Llama(
+        model_path=gguf, n_ctx=ctx + steps + 8, n_threads=threads, n_threads_batch=threads,
+        n_batch=512, verbose=False,
+    )
+    llm.eval([(i * 7919) % 40000 + 10 for i in range(ctx)])
+    return median_time(lambda: llm.eval([5]), steps)
+
+
 def weight_bytes(engine: Any) -> int:
     """Bytes of every matmul weight one B=1 step reads once (logical size, any layout)."""
     m = engine.model
@@ -185,6 +212,10 @@ def main() -> None:
     ap.add_argument("--q", default="1,2,4,8")
     ap.add_argument("--steps", type=int, default=6, help="timed steps per point (median)")
     ap.add_argument("--skip-hf", action="store_true")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time a torch.compile'd engine (EngineConfig.compile) at B=1")
+    ap.add_argument("--llama-cpp", action="store_true",
+                    help="also time llama.cpp (pip install llama-cpp-python) at B=1, same GGUF")
     ap.add_argument("--prefix-len", type=int, default=1024, help="prefix-cache workload; 0 = skip")
     ap.add_argument("--out", type=Path, default=Path("notes/engine_step_grid.json"))
     args = ap.parse_args()
@@ -207,6 +238,15 @@ def main() -> None:
         num_threads=args.threads,
     )
     engine = LLMEngine(lm.config, lm.weights, ecfg)
+    compiled = None
+    if args.compile:  # B=1 only: one slot, the compiled path runs one-token batches
+        ccfg = dataclasses.replace(ecfg, max_num_seqs=1, max_num_batched_tokens=512, compile=True)
+        compiled = LLMEngine(lm.config, lm.weights, ccfg)
+    gguf = None
+    if args.llama_cpp:
+        from specsched.engine.models import smollm2_gguf_path
+
+        gguf = str(smollm2_gguf_path())
     hf = None if args.skip_hf else hf_reference(lm.config, lm.weights, dtype)
     bw = read_bandwidth_gbs(args.threads)
     cfg = engine.model_cfg
@@ -244,22 +284,53 @@ def main() -> None:
             hf_txt = "" if ref is None else f"{ref * 1e3:8.1f} {b / ref:9.1f} {ref / ours:6.2f}"
             print(f"{b:>3} {ctx:>5} {ours * 1e3:8.1f} {b / ours:10.1f} {hf_txt}", flush=True)
             if b == 1:
+                comp = None if compiled is None else our_step_s(compiled, 1, ctx, 1, args.steps,
+                                                                 all_logits=False)
+                lcpp = None if gguf is None else llama_cpp_step_s(gguf, ctx, args.threads,
+                                                                   args.steps)
+                bw_now = read_bandwidth_gbs(args.threads)  # it drifts: measured next to the step
                 nbytes = weight_bytes(engine) + kv_bytes_per_token * ctx
-                floor = nbytes / (bw * 1e9)
+                floor = nbytes / (bw_now * 1e9)
                 result["roofline_b1"].append(
                     {
                         "ctx": ctx,
                         "bytes_per_step": nbytes,
+                        "read_bandwidth_gbs": bw_now,
                         "floor_ms": floor * 1e3,
                         "step_ms": ours * 1e3,
                         "step_over_floor": ours / floor,
+                        "compiled_step_ms": None if comp is None else comp * 1e3,
+                        "compiled_over_floor": None if comp is None else comp / floor,
+                        "llama_cpp_step_ms": None if lcpp is None else lcpp * 1e3,
                     }
                 )
                 print(
-                    f"    B=1 roofline: {nbytes / 1e6:.0f} MB/step, floor {floor * 1e3:.1f} ms, "
-                    f"step/floor {ours / floor:.2f}"
+                    f"    B=1 roofline: {nbytes / 1e6:.0f} MB/step at {bw_now:.1f} GB/s, floor "
+                    f"{floor * 1e3:.1f} ms, step/floor {ours / floor:.2f}"
                 )
+                if comp is not None:
+                    print(
+                        f"    B=1 compiled: {comp * 1e3:.1f} ms ({1 / comp:.1f} tok/s), "
+                        f"step/floor {comp / floor:.2f}, eager/compiled {ours / comp:.2f}"
+                        + ("" if ref is None else f", hf/compiled {ref / comp:.2f}")
+                    )
+                if args.llama_cpp:
+                    txt = ("not installed (pip install llama-cpp-python)" if lcpp is None else
+                           f"{lcpp * 1e3:.1f} ms ({1 / lcpp:.1f} tok/s, its own quantized "
+                           f"weights), ours/llama.cpp time {ours / lcpp:.2f}"
+                           + ("" if comp is None else f", compiled/llama.cpp {comp / lcpp:.2f}"))
+                    print(f"    B=1 llama.cpp: {txt}")
             engine.kv = type(engine.kv)(cfg, ecfg.max_num_seqs, ecfg.max_model_len, dtype, "cpu")
+    roof = result["roofline_b1"]
+    if roof:  # the floor with the best bandwidth seen anywhere in this run (conservative)
+        best_bw = max([bw] + [r["read_bandwidth_gbs"] for r in roof])
+        for r in roof:
+            floor_ms = r["bytes_per_step"] / (best_bw * 1e9) * 1e3
+            r["conservative_floor_ms"] = floor_ms
+            comp_txt = ("" if r["compiled_step_ms"] is None else
+                        f", compiled step/floor {r['compiled_step_ms'] / floor_ms:.2f}")
+            print(f"    ctx {r['ctx']}: at the run's best {best_bw:.1f} GB/s the floor is "
+                  f"{floor_ms:.1f} ms: step/floor {r['step_ms'] / floor_ms:.2f}{comp_txt}")
     if hf is not None:
         c = min(256, max(ctxs))
         gen = hf_generate_tok_s(hf, c, 1 + 2 * args.steps)

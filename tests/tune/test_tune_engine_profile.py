@@ -133,7 +133,8 @@ def test_drive_bounds_concurrency_and_matches_generate(llm: Any) -> None:
 
 def test_drive_stop_aborts_and_leaves_engine_usable(llm: Any) -> None:
     from specsched.engine import SamplingParams, SpeculativeConfig, static_schedule
-    from specsched.tune.driver import ABORTED, drive
+    from specsched.engine.engine import ABORTED
+    from specsched.tune.driver import drive
 
     llm.engine.set_speculative(SpeculativeConfig(window=8, schedule=static_schedule(2)))
     prompts = [[3, 4, 5, 6, 7, 8, 9, 10] * 3 for _ in range(3)]

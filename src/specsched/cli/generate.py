@@ -29,6 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the one-token (batch-1 decode) step; first call compiles")
     p.add_argument("--max-num-seqs", type=int, default=8)
     p.add_argument("--max-model-len", type=int, default=2048)
     p.add_argument("--no-chat-template", action="store_true", help="feed prompts raw")
@@ -109,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         max_model_len=args.max_model_len,
         num_threads=args.threads,
         speculative=spec,
+        compile=args.compile,
     )
     outputs = generate_with_progress(llm, prompts, params, not args.no_chat_template, args.json)
     run_stats = llm.last_run_stats

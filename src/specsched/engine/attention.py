@@ -200,7 +200,11 @@ def ragged_attention(
             .permute(1, 2, 0, 3)
             .reshape(num_kv_heads, group * qlen, head_dim)
         )  # [Hkv, G*q, D]
-        o = F.scaled_dot_product_attention(qh, k, v, attn_mask=mask, scale=scale)  # [Hkv, G*q, D]
+        # A leading batch dim of 1 lets CPU SDPA pick its flash kernel (3-D inputs get the
+        # math kernel: 2-2.5x slower per layer at B=1, see notes/engine.md).
+        o = F.scaled_dot_product_attention(
+            qh[None], k[None], v[None], attn_mask=mask, scale=scale
+        )[0]  # [Hkv, G*q, D]
         out[offset : offset + qlen] = (
             o.view(num_kv_heads, group, qlen, head_dim)
             .permute(2, 0, 1, 3)

@@ -90,6 +90,7 @@ class EngineConfig:
     dtype: str = "float32"
     device: str = "cpu"
     num_threads: int | None = None  # torch intra-op threads on CPU; None leaves torch's default
+    compile: bool = False  # torch.compile the one-token (B=1 decode) step; see engine.compiled
 
     def __post_init__(self) -> None:
         if self.max_num_seqs < 1:

@@ -25,7 +25,7 @@ from specsched.engine.sampling import SamplingParams, make_generator, processed_
 from specsched.engine.scheduler import ScheduledSeq, Scheduler, SchedulerOutput
 from specsched.engine.sequence import Sequence
 from specsched.engine.spec_config import NO_SPECULATION, SpeculativeConfig
-from specsched.engine.spec_stats import RunStats
+from specsched.engine.spec_stats import RunStats, StepStats
 from specsched.engine.speculator import Speculator, StepPlan, build_drafter
 from specsched.engine.verify import VerifyResult, verify_greedy, verify_sampling
 from specsched.errors import UserError
@@ -35,6 +35,7 @@ DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
 }
+ABORTED = "abort"  # finish_reason of a request stopped by `LLMEngine.abort`
 
 
 class LLMEngine:
@@ -53,7 +54,9 @@ class LLMEngine:
         self.cfg = cfg
         self.device = torch.device(cfg.device)
         dtype = DTYPES[cfg.dtype]
-        self.model = LlamaModel(model_cfg, weights, cfg.max_model_len, dtype, self.device)
+        self.model = LlamaModel(
+            model_cfg, weights, cfg.max_model_len, dtype, self.device, compile=cfg.compile
+        )
         self.kv = KVCache(model_cfg, cfg.max_num_seqs, cfg.max_model_len, dtype, self.device)
         self.prefix_cache = (
             PrefixCache(cfg.max_num_seqs, cfg.block_size) if cfg.enable_prefix_caching else None
@@ -63,6 +66,7 @@ class LLMEngine:
         drafter = build_drafter(spec, cfg, self.model, self.kv, dtype)
         self.speculator = Speculator(spec, cfg, drafter)
         self.stats = RunStats()
+        self.last_step: StepStats | None = None  # the latest step() that ran a forward
         self._next_id = 0
 
     @property
@@ -155,11 +159,37 @@ class LLMEngine:
         st.num_steps += 1
         st.num_spec_steps += int(proposal is not None and sum(proposal.num_draft_tokens) > 0)
         draft_s = t_verify - t_draft if batch is not None else 0.0
+        verify_s = t_post - t_verify
+        overhead_s = (t_end - t_start) - verify_s - draft_s
         st.draft_s += draft_s
-        st.verify_s += t_post - t_verify
-        st.overhead_s += (t_end - t_start) - (t_post - t_verify) - draft_s
+        st.verify_s += verify_s
+        st.overhead_s += overhead_s
         st.end_time = t_end
+        self.last_step = StepStats(
+            wall_s=t_end - t_start,
+            draft_s=draft_s,
+            verify_s=verify_s,
+            overhead_s=overhead_s,
+            num_decode=len(decode),
+            num_prefill=len(out.scheduled) - len(decode),
+            num_new_tokens=out.num_tokens,
+            num_spec_tokens=sum(s.num_spec_tokens for s in out.scheduled),
+            num_accepted_tokens=int(result.num_accepted.sum()),
+            routed_k=plan.routed_k if decode else None,
+        )
         return finished
+
+    def abort(self, seq: Sequence) -> bool:
+        """Stop an unfinished request now: it leaves the queue or frees its slot (its prompt
+        blocks stay in the prefix cache), its drafter state is released, and its
+        finish_reason becomes "abort". False if it had already finished."""
+        if seq.finished:
+            return False
+        was_running = self.scheduler.abort(seq)
+        if was_running and self.speculator.drafter is not None and seq.slot is not None:
+            self.speculator.drafter.release(seq.slot)
+        seq.finish_reason = ABORTED
+        return True
 
     @staticmethod
     def _drafts_per_entry(

@@ -31,6 +31,7 @@ class LLM:
         enable_prefix_caching: bool = True,
         num_threads: int | None = None,
         speculative: SpeculativeConfig | None = None,
+        compile: bool = False,
     ) -> None:
         """`speculative=None` (or drafter "none") decodes without speculation; see
         `SpeculativeConfig` for drafters and per-step K schedules."""
@@ -42,6 +43,7 @@ class LLM:
             dtype=dtype,
             device=device,
             num_threads=num_threads,
+            compile=compile,
         )
         loaded = load_model(model)
         self.model_name = loaded.name

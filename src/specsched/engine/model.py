@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from specsched.engine.attention import AttentionMetadata, ragged_attention, write_kv
+from specsched.engine.compiled import CompiledStep, compile_step
 from specsched.engine.config import ModelConfig
 from specsched.engine.kv_cache import KVCache
 from specsched.engine.linear import Linear, onednn_fp32, onednn_linear
@@ -27,7 +28,13 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], prefix: str) -> None:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        weights: dict[str, torch.Tensor],
+        prefix: str,
+        keep_plain: bool = False,  # also keep row-major weights (the compiled one-token path)
+    ) -> None:
         super().__init__()
         self.cfg = cfg
         att = f"{prefix}.self_attn"
@@ -35,14 +42,15 @@ class DecoderLayer(nn.Module):
         if cfg.attention_bias:
             qkv_b = torch.cat([weights[f"{att}.{n}_proj.bias"] for n in "qkv"])  # [Q+2K]
         self.qkv = Linear(
-            torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"]), qkv_b
+            torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"]), qkv_b, keep_plain
         )  # [Q+2K, H]
-        self.o = Linear(weights[f"{att}.o_proj.weight"])  # [H, Q]
+        self.o = Linear(weights[f"{att}.o_proj.weight"], keep_plain=keep_plain)  # [H, Q]
         mlp = f"{prefix}.mlp"
         self.gate_up = Linear(
-            torch.cat([weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]])
+            torch.cat([weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]]),
+            keep_plain=keep_plain,
         )  # [2I, H]
-        self.down = Linear(weights[f"{mlp}.down_proj.weight"])  # [H, I]
+        self.down = Linear(weights[f"{mlp}.down_proj.weight"], keep_plain=keep_plain)  # [H, I]
         self.input_norm = weights[f"{prefix}.input_layernorm.weight"]  # [H]
         self.post_norm = weights[f"{prefix}.post_attention_layernorm.weight"]  # [H]
         self.scale = cfg.head_dim**-0.5
@@ -93,6 +101,31 @@ class DecoderLayer(nn.Module):
         return self.down(F.silu(gate).mul_(up)).add_(h)  # residual
 
 
+    def forward_one(
+        self,
+        h: torch.Tensor,  # [H], the batch's only token
+        cos: torch.Tensor,  # [D/2]
+        sin: torch.Tensor,  # [D/2]
+        k_cache: torch.Tensor,  # [S, Hkv, L, D]
+        v_cache: torch.Tensor,  # [S, Hkv, L, D]
+        meta: AttentionMetadata,
+        step: CompiledStep,
+    ) -> torch.Tensor:  # [H]
+        """`forward` for T = 1 through the compiled graphs (`specsched.engine.compiled`)."""
+        cfg = self.cfg
+        eps = cfg.rms_norm_eps
+        q, k, v = step.pre(
+            h, self.input_norm, self.qkv.weight, self.qkv.bias, cos, sin, eps,
+            cfg.num_heads, cfg.num_kv_heads,
+        )  # [Hq, D], [Hkv, D], [Hkv, D]
+        write_kv(k_cache, v_cache, k[None], v[None], meta)
+        o = ragged_attention(q[None], k_cache, v_cache, meta, self.scale)  # [1, Hq, D]
+        return step.post(
+            h, o.view(cfg.q_size), self.o.weight, self.post_norm, self.gate_up.weight,
+            self.down.weight, eps,
+        )
+
+
 class LlamaModel(nn.Module):
     """The decoder; `forward` runs one ragged batch and returns logits for the chosen tokens."""
 
@@ -103,20 +136,27 @@ class LlamaModel(nn.Module):
         max_model_len: int,
         dtype: torch.dtype,
         device: torch.device | str,
+        compile: bool = False,
     ) -> None:
+        """`compile`: run one-token batches through `specsched.engine.compiled` (keeps a
+        row-major copy of every weight besides oneDNN's packed one on CPU)."""
         super().__init__()
         self.cfg = cfg
         w = {name: t.to(device=device, dtype=dtype).contiguous() for name, t in weights.items()}
         self.embed = w["model.embed_tokens.weight"]  # [V, H]
         self.layers = nn.ModuleList(
-            DecoderLayer(cfg, w, f"model.layers.{i}") for i in range(cfg.num_layers)
+            DecoderLayer(cfg, w, f"model.layers.{i}", keep_plain=compile)
+            for i in range(cfg.num_layers)
         )
         self.norm = w["model.norm.weight"]  # [H]
         # tied: the plain table exists anyway (embedding), so 1-row batches may use it
         tied = cfg.tie_word_embeddings
-        self.lm_head = Linear(self.embed if tied else w["lm_head.weight"], keep_plain=tied)
+        self.lm_head = Linear(
+            self.embed if tied else w["lm_head.weight"], keep_plain=tied or compile
+        )
         self.rope = RotaryTable(cfg, max_model_len, device)
         self.dtype = dtype
+        self.step: CompiledStep | None = compile_step(cfg) if compile else None
 
     @torch.inference_mode()
     def forward(
@@ -126,6 +166,8 @@ class LlamaModel(nn.Module):
         kv: KVCache,
         logits_indices: torch.Tensor | None = None,  # [N] rows of T to return; None = all
     ) -> torch.Tensor:  # [N, V] float32
+        if self.step is not None and input_ids.shape[0] == 1:
+            return self._forward_one(input_ids, meta, kv, logits_indices, self.step)
         h = F.embedding(input_ids, self.embed)  # [T, H]
         cos, sin = self.rope.lookup(meta.token_positions, self.dtype)
         for layer, k_cache, v_cache in zip(self.layers, kv.k, kv.v, strict=True):
@@ -134,3 +176,21 @@ class LlamaModel(nn.Module):
             h = h[logits_indices]  # [N, H]
         h = F.rms_norm(h, (self.cfg.hidden_size,), self.norm, self.cfg.rms_norm_eps)
         return self.lm_head(h).float()  # [N, V]
+
+    def _forward_one(
+        self,
+        input_ids: torch.Tensor,  # [1]
+        meta: AttentionMetadata,
+        kv: KVCache,
+        logits_indices: torch.Tensor | None,  # None, [0] or empty
+        step: CompiledStep,
+    ) -> torch.Tensor:  # [N, V] float32, N in {0, 1}
+        h = self.embed[input_ids[0]]  # [H]
+        cos, sin = self.rope.lookup(meta.token_positions, self.dtype)  # 2 x [1, 1, D/2]
+        for layer, k_cache, v_cache in zip(self.layers, kv.k, kv.v, strict=True):
+            assert isinstance(layer, DecoderLayer)
+            h = layer.forward_one(h, cos[0, 0], sin[0, 0], k_cache, v_cache, meta, step)
+        if logits_indices is not None and logits_indices.numel() == 0:
+            return torch.empty(0, self.cfg.vocab_size, device=h.device)
+        logits = step.head(h, self.norm, self.lm_head.weight, self.cfg.rms_norm_eps)  # [V]
+        return logits[None]

@@ -2,13 +2,18 @@
 
 A prompt is cut into full blocks of `block_size` tokens; block i's hash chains the hash of
 block i-1 with its tokens, so equal hashes mean equal prefixes. When a slot has computed a
-prompt block, the block is registered as living in that slot. The KV stays valid after the
-request finishes (the slot is free but untouched) until the slot is handed to a request that
-overwrites those positions, which invalidates the slot's blocks from the first overwritten one.
+prompt block, the block is registered as living in that slot; the same block may live in
+several slots (two requests that shared a prefix, or a prefix copied to a new slot). The KV
+stays valid after the request finishes (the slot is free but untouched) until the slot is handed
+to a request that overwrites those positions, which invalidates the slot's blocks from the first
+overwritten one.
 
-A new request looks up its longest registered prefix: if the holding slot is free it takes that
-slot (zero copy), otherwise it copies the prefix positions into its own slot. At least one prompt
-token is always recomputed so the request gets logits to sample from.
+A new request looks up its longest registered prefix (`PrefixHit.slots`: every slot holding it).
+The scheduler then picks the free slot whose reuse destroys the fewest cached blocks held
+nowhere else (`lost_blocks`): a free slot holding the prefix is taken in place (zero copy) unless
+that would destroy a longer cached tail that another free slot would not; otherwise the prefix
+positions are copied into the chosen slot. At least one prompt token is always recomputed so the
+request gets logits to sample from.
 """
 
 from __future__ import annotations
@@ -32,38 +37,49 @@ def block_hashes(token_ids: list[int], block_size: int) -> list[bytes]:
 
 @dataclass(frozen=True, slots=True)
 class PrefixHit:
-    slot: int  # where the cached prefix lives
+    slots: frozenset[int]  # every slot holding the cached prefix
     num_tokens: int  # cached prompt tokens (a multiple of block_size)
 
 
 class PrefixCache:
-    """Maps block hash -> slot; one ordered block list per slot."""
+    """Maps block hash -> the slots holding it; one ordered block list per slot."""
 
     def __init__(self, num_slots: int, block_size: int) -> None:
         self.block_size = block_size
-        self._where: dict[bytes, int] = {}
+        self._where: dict[bytes, set[int]] = {}
         self._slot_blocks: list[list[bytes]] = [[] for _ in range(num_slots)]
 
     def lookup(self, hashes: list[bytes], num_prompt_tokens: int) -> PrefixHit | None:
-        """Longest cached prefix, leaving >= 1 prompt token to compute."""
+        """Longest cached prefix, leaving >= 1 prompt token to compute.
+
+        A slot registers its blocks in order, so a slot holding block i holds blocks 0..i."""
         max_blocks = (num_prompt_tokens - 1) // self.block_size
         best: PrefixHit | None = None
         for i, h in enumerate(hashes[:max_blocks]):
-            slot = self._where.get(h)
-            if slot is None:
+            slots = self._where.get(h)
+            if not slots:
                 break
-            best = PrefixHit(slot=slot, num_tokens=(i + 1) * self.block_size)
+            best = PrefixHit(slots=frozenset(slots), num_tokens=(i + 1) * self.block_size)
         return best
 
     def cached_blocks(self, slot: int) -> int:
         return len(self._slot_blocks[slot])
 
+    def lost_blocks(self, slot: int, keep_tokens: int = 0) -> int:
+        """Blocks that overwriting `slot` from position `keep_tokens` on would make uncached
+        (those held by no other slot)."""
+        keep = keep_tokens // self.block_size
+        return sum(1 for h in self._slot_blocks[slot][keep:] if self._where.get(h) == {slot})
+
     def truncate(self, slot: int, num_tokens: int) -> None:
         """The slot's positions >= num_tokens will be overwritten: forget blocks past them."""
         keep = num_tokens // self.block_size
         for h in self._slot_blocks[slot][keep:]:
-            if self._where.get(h) == slot:
-                del self._where[h]
+            holders = self._where.get(h)
+            if holders is not None:
+                holders.discard(slot)
+                if not holders:
+                    del self._where[h]
         del self._slot_blocks[slot][keep:]
 
     def register(self, slot: int, hashes: list[bytes], num_computed_tokens: int) -> None:
@@ -72,4 +88,4 @@ class PrefixCache:
         upto = min(len(hashes), num_computed_tokens // self.block_size)
         for h in hashes[len(blocks) : upto]:
             blocks.append(h)
-            self._where[h] = slot
+            self._where.setdefault(h, set()).add(slot)

@@ -83,26 +83,40 @@ class Scheduler:
         return SchedulerOutput(tuple(scheduled), tuple(copies))
 
     def _admit(self, seq: Sequence) -> KVCopy | None:
-        """Give the sequence a slot, reusing a cached prompt prefix when there is one."""
+        """Give the sequence a slot, reusing a cached prompt prefix when there is one.
+
+        The free slot chosen is the one whose reuse loses the fewest cached blocks held nowhere
+        else; ties go to a slot already holding the prefix (zero copy), then to the lowest id.
+        A slot holding the prefix keeps it; any other slot gets the prefix copied in."""
         pc = self.prefix_cache
         hit = None if pc is None else pc.lookup(seq.block_hashes, seq.num_prompt_tokens)
+        holders = frozenset() if hit is None else hit.slots
+        cached = 0 if hit is None else hit.num_tokens
+
+        def cost(s: int) -> tuple[int, int, int]:
+            lost = 0 if pc is None else pc.lost_blocks(s, cached if s in holders else 0)
+            return lost, int(s not in holders), s
+
+        slot = min(self.free_slots, key=cost)
         copy: KVCopy | None = None
-        if hit is not None and hit.slot in self.free_slots:
-            slot = hit.slot  # the prefix is already in place
-        else:
-            # the free slot whose cached blocks we lose least by overwriting
-            slot = min(self.free_slots, key=lambda s: 0 if pc is None else pc.cached_blocks(s))
-            if hit is not None:
-                copy = KVCopy(hit.slot, slot, hit.num_tokens)
+        if hit is not None and slot not in holders:
+            copy = KVCopy(min(holders), slot, cached)
         self.free_slots.remove(slot)
         seq.slot = slot
-        cached = 0 if hit is None else hit.num_tokens
         seq.num_computed_tokens = cached
         seq.stats.num_cached_tokens = cached
         if pc is not None:
             pc.truncate(slot, cached if copy is None else 0)
             pc.register(slot, seq.block_hashes, cached)
         return copy
+
+    def abort(self, seq: Sequence) -> bool:
+        """Drop an unfinished request: from the queue, or free its slot. True if it ran."""
+        if seq in self.waiting:
+            self.waiting.remove(seq)
+            return False
+        self.free(seq)
+        return True
 
     def free(self, seq: Sequence) -> None:
         """A finished sequence releases its slot; its registered prefix blocks stay cached."""

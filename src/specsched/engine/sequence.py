@@ -105,5 +105,5 @@ class Output:
     prompt_token_ids: list[int]
     token_ids: list[int]  # generated tokens only
     text: str
-    finish_reason: str  # "stop" (EOS / stop token) or "length"
+    finish_reason: str  # "stop" (EOS / stop token), "length" or "abort"
     stats: RequestStats

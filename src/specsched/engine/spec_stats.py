@@ -89,6 +89,23 @@ def bucket_label(ctx_ranges: tuple[tuple[int, int], ...], ctx: int) -> str:
     raise AssertionError("unreachable")
 
 
+@dataclass(frozen=True, slots=True)
+class StepStats:
+    """One engine step (`LLMEngine.last_step`). Times in seconds (perf_counter), split as in
+    `RunStats`; wall_s = draft_s + verify_s + overhead_s."""
+
+    wall_s: float
+    draft_s: float
+    verify_s: float
+    overhead_s: float
+    num_decode: int  # decoding requests in the step
+    num_prefill: int  # prefill chunks in the step
+    num_new_tokens: int  # tokens fed to the target forward (prompt chunks + last tokens + drafts)
+    num_spec_tokens: int  # draft tokens verified
+    num_accepted_tokens: int  # of those, accepted
+    routed_k: int | None  # the router's K (None: no decoding request in the step)
+
+
 @dataclass(slots=True)
 class RunStats:
     """Aggregate over one `LLM.generate` call (or an engine's lifetime until `reset`).

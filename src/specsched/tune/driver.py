@@ -19,8 +19,6 @@ from typing import Any
 from specsched.engine import LLMEngine, RunStats, SamplingParams
 from specsched.engine.sequence import Sequence as EngineSeq
 
-ABORTED = "abort"
-
 
 @dataclass(frozen=True, slots=True)
 class StepRecord:
@@ -60,18 +58,9 @@ StopRule = Callable[[DriveResult], bool]
 
 
 def _abort(engine: LLMEngine, seqs: Sequence[EngineSeq]) -> None:
-    """Free the slots of unfinished requests (their prompt blocks stay in the prefix cache)."""
-    sched = engine.scheduler
+    """Abort unfinished requests (their prompt blocks stay in the prefix cache)."""
     for seq in seqs:
-        if seq.finished:
-            continue
-        if seq in sched.waiting:
-            sched.waiting.remove(seq)
-        elif seq in sched.running:
-            sched.free(seq)
-            if engine.drafter is not None and seq.slot is not None:
-                engine.drafter.release(seq.slot)
-        seq.finish_reason = ABORTED
+        engine.abort(seq)
 
 
 def drive(
@@ -103,17 +92,18 @@ def drive(
                 res.chunk_times.append([])
                 seen_out.append(0)
                 inflight.append(seq)
-            st = engine.stats
-            before = (st.draft_s, st.verify_s, st.overhead_s)
             decoding = all(s.slot is not None and not s.is_prefilling for s in inflight)
-            ks_before = dict(st.k_histogram)
+            engine.last_step = None
             t0 = time.perf_counter()
             engine.step()
             t1 = time.perf_counter()
-            routed = next((k for k, n in st.k_histogram.items() if n != ks_before.get(k, 0)), None)
+            ls = engine.last_step
             res.steps.append(StepRecord(
-                t1 - t0, st.draft_s - before[0], st.verify_s - before[1],
-                st.overhead_s - before[2], decoding, len(inflight), routed, t1,
+                t1 - t0,
+                0.0 if ls is None else ls.draft_s,
+                0.0 if ls is None else ls.verify_s,
+                t1 - t0 if ls is None else ls.overhead_s,
+                decoding, len(inflight), None if ls is None else ls.routed_k, t1,
             ))
             for j, seq in enumerate(res.seqs):
                 n = len(seq.output_token_ids)
@@ -139,8 +129,7 @@ def drive(
 
 def uncached(engine: LLMEngine, prompts: Sequence[list[int]]) -> int:
     """How many prompts would not find all their full blocks in the prefix cache (their prefill
-    would be timed). The cache maps a block to one slot; reusing that slot forgets it even when
-    other slots still hold a copy, so the cache is asked, not remembered."""
+    would be timed). Reusing a slot may evict blocks, so the cache is asked, not remembered."""
     from specsched.engine.prefix_cache import block_hashes
 
     pc = engine.prefix_cache

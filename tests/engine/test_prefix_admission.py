@@ -1,0 +1,100 @@
+"""Prefix cache with several holders per block, eviction-aware admission, abort, step stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specsched.engine import LLM, SamplingParams
+from specsched.engine.engine import ABORTED
+from specsched.engine.prefix_cache import PrefixCache, block_hashes
+
+
+def tokens(n: int, seed: int) -> list[int]:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(2, 128, (n,), generator=g).tolist()
+
+
+def test_block_held_by_two_slots_survives_one_overwrite() -> None:
+    pc = PrefixCache(num_slots=3, block_size=4)
+    shared = block_hashes(list(range(12)), 4)  # 3 blocks
+    pc.register(0, shared, 12)
+    pc.register(1, shared[:2], 8)
+    assert pc.lookup(shared, 13) is not None
+    hit = pc.lookup(shared, 13)
+    assert hit is not None and hit.num_tokens == 12 and hit.slots == frozenset({0})
+    hit2 = pc.lookup(shared[:2], 9)
+    assert hit2 is not None and hit2.slots == frozenset({0, 1})
+    assert pc.lost_blocks(0) == 1  # blocks 0-1 also live in slot 1
+    assert pc.lost_blocks(1) == 0
+    pc.truncate(0, 0)  # slot 0 overwritten from position 0
+    hit3 = pc.lookup(shared, 13)
+    assert hit3 is not None and hit3.num_tokens == 8 and hit3.slots == frozenset({1})
+    assert pc.lost_blocks(1) == 2 and pc.lost_blocks(1, keep_tokens=4) == 1
+
+
+def test_short_request_does_not_destroy_longer_cached_prompt(tiny_llama: tuple[Path, Any]) -> None:
+    shared = tokens(32, seed=1)
+    long_prompt = shared + tokens(48, seed=2)  # 5 full blocks of 16
+    short_prompt = shared + tokens(5, seed=3)
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2)
+    ref = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2, enable_prefix_caching=False)
+    first = llm.generate([long_prompt], params)[0]
+    short = llm.generate([short_prompt], params)[0]
+    assert short.stats.num_cached_tokens == 32  # the shared prefix came from the long prompt
+    again = llm.generate([long_prompt], params)[0]
+    # the short request went to the empty slot (prefix copied), so the long prompt's tail is kept
+    assert again.stats.num_cached_tokens == 64
+    assert first.token_ids == again.token_ids == ref.generate([long_prompt], params)[0].token_ids
+    assert short.token_ids == ref.generate([short_prompt], params)[0].token_ids
+
+
+def test_free_slot_holding_the_prefix_is_reused_in_place(tiny_llama: tuple[Path, Any]) -> None:
+    prompt = tokens(40, seed=4)
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2)
+    params = SamplingParams(max_tokens=3, ignore_eos=True)
+    llm.generate([prompt], params)
+    eng = llm.engine
+    seq = eng.add_request(prompt, params)
+    out = eng.scheduler.schedule()
+    assert out.kv_copies == ()  # zero copy: nothing beyond the prefix would be lost
+    assert seq.num_computed_tokens == 32
+    while eng.has_unfinished():
+        eng.step()
+
+
+def test_abort_frees_the_slot_and_keeps_others_running(tiny_llama: tuple[Path, Any]) -> None:
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=1)
+    eng = llm.engine
+    params = SamplingParams(max_tokens=20, ignore_eos=True)
+    running = eng.add_request(tokens(10, seed=5), params)
+    queued = eng.add_request(tokens(7, seed=6), params)
+    eng.step()
+    assert running.slot is not None and eng.scheduler.free_slots == []
+    assert eng.abort(queued) and queued.finish_reason == ABORTED
+    assert eng.abort(running) and running.finish_reason == ABORTED
+    assert not eng.has_unfinished() and eng.scheduler.free_slots == [0]
+    assert not eng.abort(running)  # already finished
+    later = llm.generate([tokens(10, seed=5)], SamplingParams(max_tokens=4, ignore_eos=True))[0]
+    assert len(later.token_ids) == 4 and later.finish_reason == "length"
+
+
+def test_last_step_describes_the_step(tiny_llama: tuple[Path, Any]) -> None:
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2)
+    eng = llm.engine
+    params = SamplingParams(max_tokens=5, ignore_eos=True)
+    eng.add_request(tokens(9, seed=7), params)
+    eng.add_request(tokens(4, seed=8), params)
+    eng.step()
+    st = eng.last_step
+    assert st is not None
+    assert (st.num_prefill, st.num_decode, st.num_new_tokens, st.routed_k) == (2, 0, 13, None)
+    eng.step()
+    st = eng.last_step
+    assert st is not None
+    assert (st.num_prefill, st.num_decode, st.num_new_tokens, st.routed_k) == (0, 2, 2, 0)
+    assert st.num_spec_tokens == st.num_accepted_tokens == 0
+    assert abs(st.wall_s - (st.draft_s + st.verify_s + st.overhead_s)) < 1e-9
