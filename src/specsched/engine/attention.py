@@ -7,7 +7,9 @@ num_computed_tokens) in slot `slot_ids[i]`. The new tokens are flattened to `[T,
 T = sum(query_lens), sequence-major.
 
 Cost. Attention work and memory traffic scale with **Σ_i q_i x ctx_i (Σctx for decode)**, not
-with B x max ctx. Two paths, chosen once per step in `build_metadata`:
+with B x max ctx. A batch of one token (batch-1 decode) takes `single_token_attention`: one SDPA
+call per layer on the slot's cache view, no mask, no copies. Otherwise two paths, chosen once per
+step in `build_metadata`:
 - ragged (general): loop over sequences, reading only `k_cache[slot_i, :, :ctx_i]` (a view, no
   copy); one SDPA call per sequence per layer (Python overhead ~B x num_layers calls per step).
 - dense (fast path): when all sequences have the same q, occupy a contiguous range of slots, and
@@ -153,6 +155,11 @@ def write_kv(
     meta: AttentionMetadata,
 ) -> None:
     """Scatter the new tokens' K/V into their slots at their positions."""
+    if len(meta.query_lens) == 1 and meta.query_lens[0] == 1:  # one token: plain indexing
+        slot, pos = meta.slot_ids[0], meta.start_positions[0]
+        k_cache[slot, :, pos] = k[0]
+        v_cache[slot, :, pos] = v[0]
+        return
     k_cache[meta.token_slots, :, meta.token_positions] = k
     v_cache[meta.token_slots, :, meta.token_positions] = v
 
@@ -168,6 +175,9 @@ def ragged_attention(
     num_tokens, num_heads, head_dim = q.shape
     num_kv_heads = k_cache.shape[1]
     group = num_heads // num_kv_heads
+    if num_tokens == 1 and meta.kv_ranges is None:  # batch-1 decode
+        end = meta.start_positions[0] + 1
+        return single_token_attention(q[0], k_cache, v_cache, meta.slot_ids[0], end, scale)[None]
     if meta.dense:
         return _dense_attention(q, k_cache, v_cache, meta, scale)
     if meta.window_index is not None:
@@ -264,3 +274,21 @@ def _window_attention(
     qh = q.view(b, num_kv_heads, num_heads // num_kv_heads, head_dim)  # [B, Hkv, G, D]
     o = F.scaled_dot_product_attention(qh, k, v, attn_mask=meta.window_mask, scale=scale)
     return o.reshape(b, num_heads, head_dim)
+
+
+def single_token_attention(
+    q: torch.Tensor,  # [Hq, D], the batch's only new token
+    k_cache: torch.Tensor,  # [S, Hkv, L, D]
+    v_cache: torch.Tensor,  # [S, Hkv, L, D]
+    slot: int,
+    end: int,  # context length including the new token
+    scale: float,
+) -> torch.Tensor:  # [Hq, D]
+    """Attention of one decode token over `k_cache[slot, :, :end]` (no mask needed: every cached
+    key precedes it). The G query heads of a KV head are consecutive, so q reshapes without a copy.
+    (Splitting the context flash-decoding style gained 1-2 %, within noise, at 4096 on 2 cores.)"""
+    num_kv_heads, head_dim = k_cache.shape[1], k_cache.shape[3]
+    qh = q.view(1, num_kv_heads, -1, head_dim)  # [1, Hkv, G, D]
+    k, v = k_cache[slot, :, :end], v_cache[slot, :, :end]  # [Hkv, ctx, D] views
+    o = F.scaled_dot_product_attention(qh, k[None], v[None], scale=scale)  # [1, Hkv, G, D]
+    return o.view(q.shape)
