@@ -91,6 +91,22 @@ def test_different_drafter_or_options_is_not_a_control() -> None:
     assert classify_scenario(exp, exp.scenarios[0]).controls == (("a", "d"),)
 
 
+def test_drafter_arm_with_k_zero_everywhere_is_no_spec_on_the_engine_only() -> None:
+    # 2-D K=0 at long context for B>8: on a B=16 long-context batch it never drafts.
+    arms = [{"name": "off", "k": 0, "drafter": "none"},
+            {"name": "2d", "schedule": TWO_D, "drafter": "streaming"},
+            {"name": "ng", "schedule": TWO_D, "drafter": "ngram", "options": {"window": 64}}]
+    exp = exp_with(arms, batch([2000] * 16))
+    assert classify_scenario(exp, exp.scenarios[0]).controls == (("off", "2d", "ng"),)
+    short = exp_with(arms, batch([100] * 16))  # K=1 there: a real speculative configuration
+    assert classify_scenario(short, short.scenarios[0]).controls == ()
+    served = experiment_from_obj({
+        "arms": arms, "scenarios": [batch([2000] * 16)], "replicates": 3, "backend": "openai",
+        "backend_options": {"base_url": "http://127.0.0.1:9"},
+    })
+    assert classify_scenario(served, served.scenarios[0]).controls == ()
+
+
 def test_all_controls_warns_loudly_and_baseline_control_warns() -> None:
     exp = exp_with([{"name": "a", "k": 2}, {"name": "b", "schedule": [[1, 4, 2], [5, 8, 1]]}],
                    batch([10, 20]))

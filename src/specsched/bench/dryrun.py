@@ -9,7 +9,8 @@ Every context aggregate the router offers (mean, median, max, each floored) shif
 when every context grows by t, so the representative at t is ctx_repr(0) + t and K only changes
 where that crosses a context-range lower bound: the K function is stored run-length encoded.
 Arms with the same drafter, the same options and the same K function at every token of every wave
-are *controls* on the scenario: the same configuration, their measured difference is noise.
+are *controls* on the scenario: the same configuration, their measured difference is noise. On
+the engine backend an arm with K = 0 at every token is no-spec whatever its drafter.
 No torch here.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specsched.bench.experiment import Arm, Experiment, Scenario
+from specsched.bench.experiment import NO_DRAFTER, Arm, BackendKind, Experiment, Scenario
 from specsched.bench.workload import request_shapes
 from specsched.router import route, route_per_request
 
@@ -142,6 +143,17 @@ def _crossings(arm: Arm, wave: int, lens: Sequence[int], runs: KRuns) -> list[Cr
     return out
 
 
+def _config_key(exp: Experiment, arm: Arm, per_wave: list[KRuns]) -> Any:
+    """What makes two arms the same configuration on a scenario. On the reference engine an
+    arm whose K is 0 at every token never drafts (a K = 0 step builds no draft batch, and the
+    drafter's options only matter to drafting), so it is no-spec whatever its drafter; on a
+    server the drafter may still change the engine (other kernels, graphs, scheduling)."""
+    never_drafts = all(k == 0 for runs in per_wave for _, ks in runs for k in ks)
+    if never_drafts and exp.backend == BackendKind.ENGINE:
+        return (NO_DRAFTER, (), tuple(per_wave))
+    return (arm.drafter, arm.options, tuple(per_wave))
+
+
 def classify_scenario(exp: Experiment, scenario: Scenario) -> ScenarioDryRun:
     """Controls, crossings and distinct K per arm on one scenario."""
     waves = scenario_waves(scenario, exp.seed)
@@ -150,7 +162,7 @@ def classify_scenario(exp: Experiment, scenario: Scenario) -> ScenarioDryRun:
     k_values: dict[str, tuple[int, ...]] = {}
     for arm in exp.arms:
         per_wave = [wave_k_runs(arm, lens, scenario.output_len) for lens in waves]
-        key = (arm.drafter, arm.options, tuple(per_wave))
+        key = _config_key(exp, arm, per_wave)
         groups.setdefault(key, []).append(arm.name)
         for w, (lens, runs) in enumerate(zip(waves, per_wave)):
             crossings.extend(_crossings(arm, w, lens, runs))
