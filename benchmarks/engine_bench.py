@@ -16,8 +16,11 @@ on a shared machine, ratios are the meaningful output.
 
 B=1 roofline: bytes one step must read (every matmul weight once, fp32, + the KV of ctx
 positions) over the read bandwidth (best of 5 `sum()`s over 512 MB, same threads), measured
-right next to each B=1 point because it drifts on this VM (28-50 GB/s seen); the summary also
-divides by the best bandwidth seen in the whole run. `--compile` adds the torch.compile'd
+right next to each B=1 point because it drifts on this VM (28-60 GB/s seen); the summary also
+divides by the best bandwidth seen in the whole run. With `--compile`, also the "own-bytes
+floor": `sum()` over exactly the tensors the compiled step reads, in their own allocations
+(bandwidth here depends on where memory landed: one process reads 512 MB at 28-34 GB/s, the
+next at 42-49). `--compile` adds the torch.compile'd
 one-token step (`EngineConfig.compile`), `--llama-cpp` llama.cpp on the same GGUF file through
 llama-cpp-python (its own quantized weights, so it reads ~4-5x fewer bytes; not installed by
 the project: `pip install llama-cpp-python` builds llama.cpp, ~6 min on 2 cores).
@@ -195,6 +198,24 @@ def llama_cpp_step_s(gguf: str, ctx: int, threads: int, steps: int) -> float | N
     return median_time(lambda: llm.eval([5]), steps)
 
 
+def own_bytes_read_s(engine: Any, ctx: int, steps: int) -> float:
+    """Time to stream exactly what a B=1 step of `engine` reads — every plain matmul weight and
+    slot 0's first ctx K/V positions of every layer — with `sum()`, one op per tensor (median).
+    The floor measured on the engine's own allocations (their placement sets their bandwidth
+    on this VM). Needs the plain weights, i.e. an engine built with compile=True."""
+    m = engine.model
+    tensors = [lin.weight for layer in m.layers
+               for lin in (layer.qkv, layer.o, layer.gate_up, layer.down)]
+    tensors.append(m.lm_head.weight)
+    tensors += [c[0, :, :ctx] for c in (*engine.kv.k, *engine.kv.v)]
+
+    def read() -> None:
+        for t in tensors:
+            t.sum()
+
+    return median_time(read, steps)
+
+
 def weight_bytes(engine: Any) -> int:
     """Bytes of every matmul weight one B=1 step reads once (logical size, any layout)."""
     m = engine.model
@@ -288,6 +309,7 @@ def main() -> None:
                                                                  all_logits=False)
                 lcpp = None if gguf is None else llama_cpp_step_s(gguf, ctx, args.threads,
                                                                    args.steps)
+                own = None if compiled is None else own_bytes_read_s(compiled, ctx, args.steps)
                 bw_now = read_bandwidth_gbs(args.threads)  # it drifts: measured next to the step
                 nbytes = weight_bytes(engine) + kv_bytes_per_token * ctx
                 floor = nbytes / (bw_now * 1e9)
@@ -302,6 +324,7 @@ def main() -> None:
                         "compiled_step_ms": None if comp is None else comp * 1e3,
                         "compiled_over_floor": None if comp is None else comp / floor,
                         "llama_cpp_step_ms": None if lcpp is None else lcpp * 1e3,
+                        "own_bytes_read_ms": None if own is None else own * 1e3,
                     }
                 )
                 print(
@@ -313,6 +336,12 @@ def main() -> None:
                         f"    B=1 compiled: {comp * 1e3:.1f} ms ({1 / comp:.1f} tok/s), "
                         f"step/floor {comp / floor:.2f}, eager/compiled {ours / comp:.2f}"
                         + ("" if ref is None else f", hf/compiled {ref / comp:.2f}")
+                    )
+                if own is not None and comp is not None:
+                    print(
+                        f"    B=1 own-bytes floor: sum() over the compiled step's own weights + KV "
+                        f"{own * 1e3:.1f} ms ({nbytes / own / 1e9:.1f} GB/s), compiled step / "
+                        f"it {comp / own:.2f}"
                     )
                 if args.llama_cpp:
                     txt = ("not installed (pip install llama-cpp-python)" if lcpp is None else
