@@ -122,3 +122,11 @@ def test_cli_generate_json_speculative(capsys: pytest.CaptureFixture[str]) -> No
     assert stats["num_draft_tokens"] > 0 and stats["k_histogram"]
     assert set(stats["time_s"]) == {"draft", "verify", "overhead"}
     assert data["outputs"][0]["stats"]["mean_accepted_length"] >= 1.0
+
+
+def test_compiled_step_gives_the_same_answer() -> None:
+    from specsched.engine import LLM
+
+    llm = LLM("smollm2-135m", max_num_seqs=1, max_model_len=256, num_threads=1, compile=True)
+    out = llm.generate(QUESTION, SamplingParams(max_tokens=24), use_chat_template=True)[0]
+    assert out.token_ids == EXPECTED
