@@ -54,3 +54,20 @@ def test_compiled_engine_greedy_equals_eager(tiny_llama: tuple[Path, Any], draft
     llm = LLM(str(tiny_llama[0]), max_model_len=64, max_num_seqs=1, compile=True, speculative=spec)
     out = llm.generate([prompt], params)
     assert out[0].token_ids == ref[0].token_ids
+
+
+def test_missing_compiler_is_a_one_line_error(
+    tiny_llama: tuple[Path, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from specsched.cli import main
+    from specsched.engine import compiled
+
+    monkeypatch.setattr(compiled, "_has_cpp_compiler", lambda: False)
+    code = main(["generate", "--prompt", "hi", "--model", str(tiny_llama[0]), "--compile",
+                 "--no-chat-template", "--max-new-tokens", "2", "--drafter", "none"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "needs a C++ compiler" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

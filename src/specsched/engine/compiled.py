@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from specsched.engine.config import ModelConfig
+from specsched.errors import UserError
 
 
 def _pre(
@@ -87,6 +88,34 @@ class CompiledStep:
     post: Callable[..., Any]
     head: Callable[..., Any]
     cfg: ModelConfig
+
+
+def _has_cpp_compiler() -> bool:
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        get_cpp_compiler()
+    except Exception:  # any failure means inductor cannot build CPU kernels here
+        return False
+    return True
+
+
+def _has_triton() -> bool:
+    from torch.utils._triton import has_triton
+
+    return bool(has_triton())
+
+
+def check_compile_support(device: str) -> None:
+    """UserError now, rather than a compiler traceback at the first step, when torch.compile
+    cannot build kernels for `device` here (CPU: a C++ compiler; CUDA: triton)."""
+    if device.startswith("cuda"):
+        if not _has_triton():
+            raise UserError("compile=True on CUDA needs triton (pip install triton); "
+                            "or run without --compile")
+    elif not _has_cpp_compiler():
+        raise UserError("compile=True on CPU needs a C++ compiler for torch.compile (g++ or "
+                        "clang++ on PATH, e.g. apt-get install g++); or run without --compile")
 
 
 def compile_step(cfg: ModelConfig) -> CompiledStep:

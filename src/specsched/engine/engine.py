@@ -16,6 +16,7 @@ import time
 import torch
 
 from specsched.engine.attention import build_metadata
+from specsched.engine.compiled import check_compile_support
 from specsched.engine.config import EngineConfig, ModelConfig
 from specsched.engine.drafters.base import DraftBatch, Drafter, DraftProposal
 from specsched.engine.kv_cache import KVCache
@@ -23,7 +24,7 @@ from specsched.engine.model import LlamaModel
 from specsched.engine.prefix_cache import PrefixCache, block_hashes
 from specsched.engine.sampling import SamplingParams, make_generator, processed_probs
 from specsched.engine.scheduler import ScheduledSeq, Scheduler, SchedulerOutput
-from specsched.engine.sequence import Sequence
+from specsched.engine.sequence import Sequence, check_prompt_ids
 from specsched.engine.spec_config import NO_SPECULATION, SpeculativeConfig
 from specsched.engine.spec_stats import RunStats, StepStats
 from specsched.engine.speculator import Speculator, StepPlan, build_drafter
@@ -48,6 +49,8 @@ class LLMEngine:
     ) -> None:
         if cfg.device.startswith("cuda") and not torch.cuda.is_available():
             raise UserError(f"device {cfg.device!r} requested but CUDA is not available")
+        if cfg.compile:
+            check_compile_support(cfg.device)
         if cfg.num_threads is not None and cfg.device == "cpu":
             torch.set_num_threads(cfg.num_threads)
         self.model_cfg = model_cfg
@@ -89,17 +92,7 @@ class LLMEngine:
 
     def check_prompt(self, prompt_token_ids: list[int]) -> None:
         """UserError if the prompt cannot run on this engine (empty, too long, bad ids)."""
-        n = len(prompt_token_ids)
-        if n == 0:
-            raise UserError("empty prompt: give at least one token")
-        if n >= self.cfg.max_model_len:
-            raise UserError(
-                f"prompt has {n} tokens but max_model_len is {self.cfg.max_model_len}; "
-                "shorten the prompt or raise max_model_len"
-            )
-        vocab = self.model_cfg.vocab_size
-        if min(prompt_token_ids) < 0 or max(prompt_token_ids) >= vocab:
-            raise UserError(f"prompt token ids must be in [0, {vocab})")
+        check_prompt_ids(prompt_token_ids, self.cfg.max_model_len, self.model_cfg.vocab_size)
 
     def add_request(
         self, prompt_token_ids: list[int], params: SamplingParams, prompt: str | None = None
@@ -155,21 +148,12 @@ class LLMEngine:
             self.speculator.drafter.on_verified(batch, [by_entry[i] for i in decode])
         finished = self.postprocess(out, result, plan)
         t_end = time.perf_counter()
-        st = self.stats
-        st.num_steps += 1
-        st.num_spec_steps += int(proposal is not None and sum(proposal.num_draft_tokens) > 0)
         draft_s = t_verify - t_draft if batch is not None else 0.0
-        verify_s = t_post - t_verify
-        overhead_s = (t_end - t_start) - verify_s - draft_s
-        st.draft_s += draft_s
-        st.verify_s += verify_s
-        st.overhead_s += overhead_s
-        st.end_time = t_end
         self.last_step = StepStats(
             wall_s=t_end - t_start,
             draft_s=draft_s,
-            verify_s=verify_s,
-            overhead_s=overhead_s,
+            verify_s=t_post - t_verify,
+            overhead_s=(t_end - t_start) - (t_post - t_verify) - draft_s,
             num_decode=len(decode),
             num_prefill=len(out.scheduled) - len(decode),
             num_new_tokens=out.num_tokens,
@@ -177,6 +161,7 @@ class LLMEngine:
             num_accepted_tokens=int(result.num_accepted.sum()),
             routed_k=plan.routed_k if decode else None,
         )
+        self.stats.add_step(self.last_step, t_end)
         return finished
 
     def abort(self, seq: Sequence) -> bool:

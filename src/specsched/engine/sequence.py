@@ -9,6 +9,21 @@ import torch
 
 from specsched.engine.sampling import SamplingParams
 from specsched.engine.spec_stats import SpecCounters
+from specsched.errors import UserError
+
+
+def check_prompt_ids(prompt_token_ids: list[int], max_model_len: int, vocab_size: int) -> None:
+    """UserError if a prompt cannot run: empty, not shorter than max_model_len, ids out of range."""
+    n = len(prompt_token_ids)
+    if n == 0:
+        raise UserError("empty prompt: give at least one token")
+    if n >= max_model_len:
+        raise UserError(
+            f"prompt has {n} tokens but max_model_len is {max_model_len}; "
+            "shorten the prompt or raise max_model_len"
+        )
+    if min(prompt_token_ids) < 0 or max(prompt_token_ids) >= vocab_size:
+        raise UserError(f"prompt token ids must be in [0, {vocab_size})")
 
 
 @dataclass(slots=True)

@@ -128,6 +128,15 @@ class RunStats:
     verify_s: float = 0.0
     overhead_s: float = 0.0
 
+    def add_step(self, step: StepStats, end_time: float) -> None:
+        """Fold one step's times into the totals (K and acceptance are recorded per request)."""
+        self.num_steps += 1
+        self.num_spec_steps += int(step.num_spec_tokens > 0)
+        self.draft_s += step.draft_s
+        self.verify_s += step.verify_s
+        self.overhead_s += step.overhead_s
+        self.end_time = end_time
+
     def record_k(self, k: int) -> None:
         self.k_histogram[k] = self.k_histogram.get(k, 0) + 1
 
