@@ -1,14 +1,14 @@
 """Optional `torch.compile`d single-token step (`EngineConfig.compile`): the B=1 decode path.
 
 When a step feeds exactly one token (batch 1 decode, or a batch-1 drafting step), everything of a
-decoder layer except attention runs as two inductor kernels-graphs per layer:
+decoder layer except attention runs as two compiled graphs:
 
 - `pre`:  RMSNorm -> qkv matmul (+ bias) -> RoPE on q and k        (before the KV write)
 - `post`: o matmul + residual -> RMSNorm -> gate/up matmul -> SiLU * up -> down matmul + residual
 
 plus one `head` graph (final RMSNorm -> output layer). Each one-row matmul is written as a
 row-wise dot product `(W * x).sum(-1)`, which inductor emits as a vectorized, threaded reduction
-that streams W once; on this project's 2-core AVX2 CPU that reads the weights at ~21-29 GB/s
+that streams W once; on this project's 2-core CPU that reads the weights at ~21-29 GB/s
 against 12-25 GB/s for oneDNN's one-row GEMV (notes/engine.md), and fusing the norms, RoPE and
 SwiGLU removes ~20 eager dispatches per layer. Attention stays eager (`ragged_attention`).
 
@@ -16,7 +16,8 @@ Why only one token: for T > 1 rows the same formulation would re-read W per row;
 GEMM is the right kernel there (`specsched.engine.linear`). Results are equal to the eager path up
 to float summation order (tested with a tolerance), as between oneDNN's row-count kernels.
 
-The first call compiles (tens of seconds on 2 cores; inductor needs a C++ compiler, gcc here);
+The first call compiles (~14 s cold on 2 cores, ~4 s with a warm inductor cache; inductor needs
+a C++ compiler, gcc here, checked up front by `check_compile_support`);
 every layer reuses the same graphs (same shapes), so the cost is paid once per model shape.
 """
 
@@ -29,7 +30,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from specsched.engine.config import ModelConfig
 from specsched.errors import UserError
 
 
@@ -87,7 +87,6 @@ class CompiledStep:
     pre: Callable[..., Any]
     post: Callable[..., Any]
     head: Callable[..., Any]
-    cfg: ModelConfig
 
 
 def _has_cpp_compiler() -> bool:
@@ -118,10 +117,10 @@ def check_compile_support(device: str) -> None:
                         "clang++ on PATH, e.g. apt-get install g++); or run without --compile")
 
 
-def compile_step(cfg: ModelConfig) -> CompiledStep:
+def compile_step() -> CompiledStep:
     """Wrap the three graphs with `torch.compile` (compilation happens on first call)."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         return torch.compile(fn, dynamic=False, fullgraph=True)
 
-    return CompiledStep(pre=wrap(_pre), post=wrap(_post), head=wrap(_head), cfg=cfg)
+    return CompiledStep(pre=wrap(_pre), post=wrap(_post), head=wrap(_head))

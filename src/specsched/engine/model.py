@@ -100,7 +100,6 @@ class DecoderLayer(nn.Module):
         gate, up = self.gate_up(x).chunk(2, dim=-1)  # 2 x [T, I]
         return self.down(F.silu(gate).mul_(up)).add_(h)  # residual
 
-
     def forward_one(
         self,
         h: torch.Tensor,  # [H], the batch's only token
@@ -156,7 +155,7 @@ class LlamaModel(nn.Module):
         )
         self.rope = RotaryTable(cfg, max_model_len, device)
         self.dtype = dtype
-        self.step: CompiledStep | None = compile_step(cfg) if compile else None
+        self.step: CompiledStep | None = compile_step() if compile else None
 
     @torch.inference_mode()
     def forward(
