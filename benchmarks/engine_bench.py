@@ -203,10 +203,7 @@ def own_bytes_read_s(engine: Any, ctx: int, steps: int) -> float:
     slot 0's first ctx K/V positions of every layer — with `sum()`, one op per tensor (median).
     The floor measured on the engine's own allocations (their placement sets their bandwidth
     on this VM). Needs the plain weights, i.e. an engine built with compile=True."""
-    m = engine.model
-    tensors = [lin.weight for layer in m.layers
-               for lin in (layer.qkv, layer.o, layer.gate_up, layer.down)]
-    tensors.append(m.lm_head.weight)
+    tensors = [lin.weight for lin in matmuls(engine)]
     tensors += [c[0, :, :ctx] for c in (*engine.kv.k, *engine.kv.v)]
 
     def read() -> None:
@@ -216,12 +213,16 @@ def own_bytes_read_s(engine: Any, ctx: int, steps: int) -> float:
     return median_time(read, steps)
 
 
+def matmuls(engine: Any) -> list[Any]:
+    """Every `Linear` one B=1 step runs once: 4 per layer and the output layer."""
+    m = engine.model
+    mats = [lin for layer in m.layers for lin in (layer.qkv, layer.o, layer.gate_up, layer.down)]
+    return [*mats, m.lm_head]
+
+
 def weight_bytes(engine: Any) -> int:
     """Bytes of every matmul weight one B=1 step reads once (logical size, any layout)."""
-    m = engine.model
-    mats = [(layer.qkv, layer.o, layer.gate_up, layer.down) for layer in m.layers]
-    per_layer = sum(lin.nbytes() for group in mats for lin in group)
-    return int(per_layer + m.lm_head.nbytes())
+    return sum(lin.nbytes() for lin in matmuls(engine))
 
 
 def main() -> None:

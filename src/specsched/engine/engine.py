@@ -69,7 +69,7 @@ class LLMEngine:
         drafter = build_drafter(spec, cfg, self.model, self.kv, dtype)
         self.speculator = Speculator(spec, cfg, drafter)
         self.stats = RunStats()
-        self.last_step: StepStats | None = None  # the latest step() that ran a forward
+        self.last_step: StepStats | None = None  # the latest step(); None if it ran nothing
         self._next_id = 0
 
     @property
@@ -117,6 +117,7 @@ class LLMEngine:
     def step(self) -> list[Sequence]:
         """Run one engine step; return the sequences that finished in it."""
         t_start = time.perf_counter()
+        self.last_step = None
         out = self.scheduler.schedule()
         if not out.scheduled:
             return []

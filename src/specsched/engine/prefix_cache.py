@@ -54,16 +54,15 @@ class PrefixCache:
 
         A slot registers its blocks in order, so a slot holding block i holds blocks 0..i."""
         max_blocks = (num_prompt_tokens - 1) // self.block_size
-        best: PrefixHit | None = None
-        for i, h in enumerate(hashes[:max_blocks]):
+        depth, holders = 0, set()
+        for h in hashes[:max_blocks]:
             slots = self._where.get(h)
             if not slots:
                 break
-            best = PrefixHit(slots=frozenset(slots), num_tokens=(i + 1) * self.block_size)
-        return best
-
-    def cached_blocks(self, slot: int) -> int:
-        return len(self._slot_blocks[slot])
+            depth, holders = depth + 1, slots
+        if depth == 0:
+            return None
+        return PrefixHit(slots=frozenset(holders), num_tokens=depth * self.block_size)
 
     def lost_blocks(self, slot: int, keep_tokens: int = 0) -> int:
         """Blocks that overwriting `slot` from position `keep_tokens` on would make uncached

@@ -93,7 +93,6 @@ def drive(
                 seen_out.append(0)
                 inflight.append(seq)
             decoding = all(s.slot is not None and not s.is_prefilling for s in inflight)
-            engine.last_step = None
             t0 = time.perf_counter()
             engine.step()
             t1 = time.perf_counter()
@@ -102,7 +101,7 @@ def drive(
                 t1 - t0,
                 0.0 if ls is None else ls.draft_s,
                 0.0 if ls is None else ls.verify_s,
-                t1 - t0 if ls is None else ls.overhead_s,
+                0.0 if ls is None else ls.overhead_s,
                 decoding, len(inflight), None if ls is None else ls.routed_k, t1,
             ))
             for j, seq in enumerate(res.seqs):
