@@ -211,7 +211,7 @@ def ragged_attention(
             .reshape(num_kv_heads, group * qlen, head_dim)
         )  # [Hkv, G*q, D]
         # A leading batch dim of 1 lets CPU SDPA pick its flash kernel (3-D inputs get the
-        # math kernel: 2-2.5x slower per layer at B=1, see notes/engine.md).
+        # math kernel: 10-35 % slower per layer, `benchmarks/cpu_probe.py attention`).
         o = F.scaled_dot_product_attention(
             qh[None], k[None], v[None], attn_mask=mask, scale=scale
         )[0]  # [Hkv, G*q, D]
@@ -286,7 +286,7 @@ def single_token_attention(
 ) -> torch.Tensor:  # [Hq, D]
     """Attention of one decode token over `k_cache[slot, :, :end]` (no mask needed: every cached
     key precedes it). The G query heads of a KV head are consecutive, so q reshapes without a copy.
-    (Splitting the context flash-decoding style gained 1-2 %, within noise, at 4096 on 2 cores.)"""
+    (A flash-decoding split of the context was no faster: `benchmarks/cpu_probe.py attention`.)"""
     num_kv_heads, head_dim = k_cache.shape[1], k_cache.shape[3]
     qh = q.view(1, num_kv_heads, -1, head_dim)  # [1, Hkv, G, D]
     k, v = k_cache[slot, :, :end], v_cache[slot, :, :end]  # [Hkv, ctx, D] views

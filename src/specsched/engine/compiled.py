@@ -8,9 +8,10 @@ decoder layer except attention runs as two compiled graphs:
 
 plus one `head` graph (final RMSNorm -> output layer). Each one-row matmul is written as a
 row-wise dot product `(W * x).sum(-1)`, which inductor emits as a vectorized, threaded reduction
-that streams W once; on this project's 2-core CPU that reads the weights at ~21-29 GB/s
-against 12-25 GB/s for oneDNN's one-row GEMV (notes/engine.md), and fusing the norms, RoPE and
-SwiGLU removes ~20 eager dispatches per layer. Attention stays eager (`ragged_attention`).
+that streams W once; on this project's 2-core CPU that reads the weights at ~20-28 GB/s
+against 13-25 GB/s for oneDNN's one-row GEMV (`benchmarks/cpu_probe.py gemv`), and fusing the
+norms, RoPE and SwiGLU removes ~20 eager dispatches per layer. Attention stays eager
+(`ragged_attention`).
 
 Why only one token: for T > 1 rows the same formulation would re-read W per row; oneDNN's packed
 GEMM is the right kernel there (`specsched.engine.linear`). Results are equal to the eager path up
