@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 
-from specsched.router import route, route_per_request
+from specsched.policy.route import route, route_per_request
 from specsched.schedule import parse_schedule
 
 

@@ -152,10 +152,10 @@ def probe_overhead() -> None:
 def probe_profile(ctx: int, steps: int) -> None:
     from torch.profiler import ProfilerActivity, profile
 
-    from specsched.engine.attention import build_metadata
     from specsched.engine.config import EngineConfig
     from specsched.engine.engine import LLMEngine
-    from specsched.engine.models import load_model
+    from specsched.engine.layers.attention import build_metadata
+    from specsched.engine.loading.registry import load_model
 
     lm = load_model("smollm2-135m")
     cfg = EngineConfig(max_num_seqs=1, max_model_len=ctx + 2 * steps + 64, compile=True,

@@ -126,7 +126,7 @@ def hf_generate_tok_s(model: Any, ctx: int, new_tokens: int) -> float:
 
 
 def our_step_s(engine: Any, b: int, ctx: int, q: int, steps: int, all_logits: bool) -> float:
-    from specsched.engine.attention import build_metadata
+    from specsched.engine.layers.attention import build_metadata
 
     pos = [ctx]
     ids = torch.full((b * q,), 5)
@@ -148,7 +148,7 @@ def prefix_workload_s(
     after one earlier request with the same prefix. Returns (seconds, cached prompt tokens)."""
     from specsched.engine.config import EngineConfig
     from specsched.engine.engine import LLMEngine
-    from specsched.engine.sampling import SamplingParams
+    from specsched.engine.sampling.params import SamplingParams
 
     engine = LLMEngine(
         model_cfg,
@@ -248,7 +248,7 @@ def main() -> None:
 
     from specsched.engine.config import EngineConfig
     from specsched.engine.engine import DTYPES, LLMEngine
-    from specsched.engine.models import load_model
+    from specsched.engine.loading.registry import load_model
 
     dtype = DTYPES[args.dtype]
     lm = load_model("smollm2-135m")
@@ -266,7 +266,7 @@ def main() -> None:
         compiled = LLMEngine(lm.config, lm.weights, ccfg)
     gguf = None
     if args.llama_cpp:
-        from specsched.engine.models import smollm2_gguf_path
+        from specsched.engine.loading.registry import smollm2_gguf_path
 
         gguf = str(smollm2_gguf_path())
     hf = None if args.skip_hf else hf_reference(lm.config, lm.weights, dtype)

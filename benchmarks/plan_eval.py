@@ -35,10 +35,11 @@ def parse_ints(text: str) -> tuple[int, ...]:
 
 def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window: int) -> float:
     """Decode tokens/s of one greedy run with static K (0: no speculation)."""
-    from specsched.engine import SamplingParams, SpeculativeConfig, static_schedule
-    from specsched.tune.driver import drive
+    from specsched.engine import SamplingParams, SpeculativeConfig
+    from specsched.engine.driver import drive
+    from specsched.policy import PolicyConfig
 
-    spec = None if k == 0 else SpeculativeConfig(window=window, schedule=static_schedule(k))
+    spec = None if k == 0 else SpeculativeConfig(window=window, policy=PolicyConfig.constant(k))
     llm.engine.set_speculative(spec)
     res = drive(llm.engine, prompts, SamplingParams(max_tokens=tokens, ignore_eos=True))
     first = min(c[0] for c in res.chunk_times)
@@ -80,8 +81,9 @@ def main() -> int:
         args.batch_sizes, args.contexts, args.ks = "1,4", "400,1900", "0,1,2,3"
         args.tokens, args.reps, args.repeats = 16, 1, 3
     t_start = time.perf_counter()
+    from specsched.corpus import shared_prefix_prompts
+    from specsched.engine.driver import warm_prefix
     from specsched.planner import CostModel, Extrapolation, ProfileGrid, run_profile
-    from specsched.tune.driver import warm_prefix
     from specsched.tune.engine_profile import (
         SUFFIX_TOKENS,
         TEXT_SEED,
@@ -90,7 +92,6 @@ def main() -> int:
         engine_metadata,
     )
     from specsched.tune.pipeline import PlanSettings, plan_profile, write_tune_outputs
-    from specsched.tune.prompts import shared_prefix_prompts
 
     grid = ProfileGrid(parse_ints(args.batch_sizes), parse_ints(args.contexts), parse_ints(args.ks))
     cfg = EngineProfileConfig(window=args.window, threads=args.threads, repeats=args.repeats,

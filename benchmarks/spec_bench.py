@@ -60,16 +60,20 @@ def run_arm(llm: Any, prompts: list[list[int]], tokens: int) -> dict[str, Any]:
 
 
 def arms(ks: list[int], window: int, sinks: int) -> dict[str, Any]:
-    from specsched.engine.spec_config import SpeculativeConfig, static_schedule
+    from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
+    from specsched.policy import PolicyConfig
     from specsched.schedule import parse_schedule
 
     out: dict[str, Any] = {"nospec": None}
     # K = 0 in every reachable cell, but not all-zero: the router runs every step (a schedule
     # that is zero everywhere would skip routing entirely, which is cheaper still)
     k0 = parse_schedule([[1, 999, 0], [1000, 1000, 4]])
-    out["k0"] = SpeculativeConfig("streaming", window, sinks, k0)
+    streaming = DrafterKind.STREAMING
+    out["k0"] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
+                                  policy=PolicyConfig(schedule=k0))
     for k in ks:
-        out[f"k{k}"] = SpeculativeConfig("streaming", window, sinks, static_schedule(k))
+        out[f"k{k}"] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
+                                         policy=PolicyConfig.constant(k))
     return out
 
 

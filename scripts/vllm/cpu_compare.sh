@@ -7,7 +7,8 @@
 #
 # Needs .venv (specsched bench) and .venv-vllm (scripts/vllm/setup_env.sh). The three servers run
 # side by side (ports 8011-8013) so no server restarts between trials; each measured arm has the
-# other two idle beside it, the same for every arm. Takes ~15 min on 2 shared cores.
+# other two idle beside it, the same for every arm. Takes ~15 min on 2 shared cores. Servers listen
+# on 127.0.0.1 only; their logs, the results and the report go under OUT_DIR.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
@@ -30,7 +31,7 @@ trap cleanup EXIT
 serve() {  # serve PORT LOG ARGS...
   local port="$1" log="$2"; shift 2
   setsid env VLLM_CPU_KVCACHE_SPACE=1 HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=INFO \
-    "$VPY" -m vllm.entrypoints.openai.api_server "${COMMON[@]}" --port "$port" "$@" \
+    "$VPY" -m vllm.entrypoints.openai.api_server "${COMMON[@]}" --host 127.0.0.1 --port "$port" "$@" \
     >"$log" 2>&1 &
   PIDS+=($!)
 }

@@ -14,6 +14,7 @@
 #   MAX_NUM_SEQS (256), GPU_UTIL (0.28: three servers share the GPU; PARALLEL=0 runs one at a
 #   time via harness-managed servers instead, with GPU_UTIL=0.85), EXTRA_ARGS (more vllm flags,
 #   e.g. "--tensor-parallel-size 1 --dtype bfloat16"), DRY_RUN=1 (experiment + dry-run only).
+# Servers listen on 127.0.0.1 only; their logs, the results and the report go under OUT_DIR.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
@@ -41,7 +42,8 @@ STOCK_SPEC=$("$SPECSCHED" export "$SCHEDULE" --to vllm --mode stock --method "$M
 STOCK_TABLE=$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["num_speculative_tokens_per_batch_size"]))' "$STOCK_SPEC")
 SPEC2D_LINE=$("$SPECSCHED" export "$SCHEDULE" --to vllm --mode specsched --method "$METHOD" --draft-model "$DRAFT" \
   --max-num-seqs "$MAX_NUM_SEQS" --log-every 500 2>/dev/null)
-COMMON="-m vllm.entrypoints.openai.api_server --model $TARGET --served-model-name target \
+COMMON="-m vllm.entrypoints.openai.api_server --host 127.0.0.1 --model $TARGET \
+--served-model-name target \
 --max-num-seqs $MAX_NUM_SEQS --gpu-memory-utilization $GPU_UTIL --no-enable-prefix-caching \
 --seed 0 $EXTRA_ARGS"
 cmd_nospec="$VLLM_PY $COMMON --port 8021"

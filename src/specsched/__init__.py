@@ -1,6 +1,6 @@
 """specsched: how many speculative tokens (K) to draft per decode step, by batch size x context.
 
-The core (`specsched.schedule`, `specsched.router`, planning math, statistics) imports no torch.
+The core (`specsched.schedule`, `specsched.policy`, planning math, statistics) imports no torch.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from specsched.bench.dryrun import classify_scenario, dry_run, wave_k_runs
 from specsched.bench.experiment import Arm
 from specsched.bench.load import experiment_from_obj
-from specsched.router import CtxAgg, route, route_per_request
+from specsched.policy import PolicyConfig
+from specsched.policy.route import CtxAgg, route, route_per_request
 from specsched.schedule import parse_schedule
 
 TWO_D = [[1, 8, 1, 1023, 3], [1, 8, 1024, 100000, 1], [9, 64, 1, 1023, 1],
@@ -152,7 +153,7 @@ def test_run_length_walk_equals_routing_every_token(lens: list[int], out: int, a
     entries = [[1, 64, lo, hi, ks[i]] for i, (lo, hi) in
                enumerate(zip(cuts, [c - 1 for c in cuts[1:]] + [10**7]))]
     sched = parse_schedule(entries)
-    arm = Arm("x", sched, agg, per_request_k=per_request)
+    arm = Arm("x", PolicyConfig(schedule=sched, ctx_agg=agg, per_request_k=per_request))
     runs = wave_k_runs(arm, lens, out)
     expanded: list[tuple[int, ...]] = []
     for (t0, k), t1 in zip(runs, [t for t, _ in runs[1:]] + [out]):

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from specsched.bench.canary import canary_warnings, output_mismatches
-from specsched.bench.experiment import Arm, constant_k_schedule
+from specsched.bench.experiment import Arm
 from specsched.bench.results import Results, read_results
 from specsched.cli import main
 from specsched.errors import UserError
+from specsched.policy import PolicyConfig
 
 EXPERIMENT = """
 name: tiny-engine
@@ -112,13 +113,14 @@ def test_arm_to_speculative_config() -> None:
     from specsched.engine import DrafterKind
 
     opts = EngineOptions(window=64)
-    assert speculative_config(Arm("n", constant_k_schedule(0)), opts) is None
-    cfg = speculative_config(Arm("k", constant_k_schedule(3), drafter="default",
-                                 per_request_k=True, options=(("window", 32),)), opts)
-    assert cfg.drafter_kind is DrafterKind.STREAMING and cfg.window == 32 and cfg.per_request_k
-    assert cfg.schedule.k_for(8, 5000) == 3
+    assert speculative_config(Arm("n", PolicyConfig.constant(0)), opts) is None
+    three = PolicyConfig(schedule=PolicyConfig.constant(3).schedule, per_request_k=True)
+    cfg = speculative_config(Arm("k", three, drafter="default", options=(("window", 32),)), opts)
+    assert cfg is not None
+    assert cfg.drafter is DrafterKind.STREAMING and cfg.window == 32 and cfg.policy.per_request_k
+    assert cfg.policy.schedule.k_for(8, 5000) == 3
     with pytest.raises(UserError, match="does not know option"):
-        speculative_config(Arm("k", constant_k_schedule(3), drafter="ngram",
+        speculative_config(Arm("k", PolicyConfig.constant(3), drafter="ngram",
                                options=(("temperature", 1),)), opts)
     with pytest.raises(UserError, match="unknown key"):
         EngineOptions.from_options({"modle": "x"})

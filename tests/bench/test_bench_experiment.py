@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specsched.bench.experiment import K_BIG_BATCH, NO_DRAFTER, ScenarioKind
+from specsched.bench.experiment import NO_DRAFTER, ScenarioKind
 from specsched.bench.load import (
     experiment_from_obj,
     experiment_hash,
@@ -28,7 +28,7 @@ def base() -> dict:
 def test_k_arm_is_one_row_schedule_and_defaults() -> None:
     exp = experiment_from_obj(base())
     a = exp.arm("a")
-    assert a.schedule.entries(3) == [[1, K_BIG_BATCH, 2]]
+    assert a.policy.schedule.entries(3) == [[1, 1, 2]]  # Schedule.constant(2): the tail inherits
     assert exp.baseline == "a"  # first arm by default
     assert exp.scenarios[0].concurrency == 2 and exp.scenarios[0].num_requests == 2
     assert a.drafter == "default"

@@ -8,6 +8,7 @@ import pytest
 from bench_helpers import STUB, free_port, make_exp
 
 from specsched.bench.analysis import analyze
+from specsched.bench.backends import make_backend
 from specsched.bench.backends.base import TrialSpec
 from specsched.bench.backends.openai import OpenAIBackend, OpenAIConfig, PromptTokenizer
 from specsched.bench.backends.server import check_loopback
@@ -54,14 +55,14 @@ def test_harness_starts_waits_for_and_stops_each_arms_server(tmp_path: Path) -> 
     server = {"base_url": url, "ready_timeout_s": 30,
               "command": [sys.executable, str(STUB), str(port), "--delay-ready", "0.5"]}
     exp = make_exp(backend="openai", replicates=2, warmup=1,
-                   backend_options={"log_dir": str(tmp_path / "logs")},
                    arms=[{"name": "a", "k": 2, "server": server},
                          {"name": "b", "k": 3, "server": server}])
-    out = tmp_path / "r.jsonl"
-    backend = OpenAIBackend(OpenAIConfig.from_options(dict(exp.backend_options)))
+    out = tmp_path / "runs" / "r.jsonl"
+    backend = make_backend(exp.backend, dict(exp.backend_options), results=out)
     summary = run_experiment(exp, dry_run(exp), backend, out)
     assert summary.measured_done == 4
-    assert (tmp_path / "logs" / "a.log").exists() and (tmp_path / "logs" / "b.log").exists()
+    logs = tmp_path / "runs" / "r-server-logs"  # default: beside the results file
+    assert (logs / "a.log").exists() and (logs / "b.log").exists()
     from specsched.bench.backends.server import is_ready
 
     assert not is_ready(url, timeout_s=0.5)  # stopped at the end

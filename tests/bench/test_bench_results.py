@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from bench_helpers import make_exp
 
+from specsched.bench.analysis import analyze
 from specsched.bench.backends.simulated import SimConfig, SimulatedBackend
 from specsched.bench.dryrun import dry_run
 from specsched.bench.order import plan_trials
@@ -86,3 +87,33 @@ def test_resume_refuses_another_experiment_and_run_refuses_overwrite(tmp_path: P
     other = make_exp(replicates=3, warmup=0)
     with pytest.raises(UserError, match="written by experiment"):
         run_experiment(other, dry_run(other), SimulatedBackend(SimConfig()), out, resume=True)
+
+
+def test_report_refuses_duplicate_trial_keys(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    exp = make_exp(replicates=2, warmup=1)
+    out = tmp_path / "r.jsonl"
+    run_experiment(exp, dry_run(exp), SimulatedBackend(SimConfig()), out)
+    lines = out.read_text().splitlines()
+    first_m = next(i for i, x in enumerate(lines) if '"warmup":false' in x)
+    first_w = next(i for i, x in enumerate(lines) if '"warmup":true' in x)
+    twin = json.loads(lines[first_m])
+    twin["metrics"]["output_tok_s"] = 1e12  # the second writer's number must not be used
+    with open(out, "a") as f:
+        f.write(lines[first_w] + "\n")  # a repeated warm-up (as --resume writes) is fine
+        f.write(json.dumps(twin) + "\n")
+    n = len(lines) + 2
+    res = read_results(out)
+    assert [(d.key, d.line_nos) for d in res.duplicates] == [(twin["key"], (first_m + 1, n))]
+    assert sorted(t["key"] for t in res.trials if not t["warmup"]) == sorted(
+        p.key for p in plan_trials(exp) if not p.warmup)
+    with pytest.raises(UserError, match="appears on lines"):
+        analyze(res)
+    assert main(["report", str(out), "--no-charts"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert twin["key"] in err and f"lines {first_m + 1}, {n}" in err and str(out) in err
+    assert main(["report", str(out), "--no-charts", "--allow-duplicates", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert any("kept the first record" in w for w in summary["warnings"])
+    assert all(a["median"] < 1e9 for s in summary["scenarios"] for a in s["arms"])

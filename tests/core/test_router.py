@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsched.router import (
+from specsched.policy.route import (
     CtxAgg,
     PoolKind,
     context_representative,
     route,
     route_per_request,
-    route_requests,
 )
 from specsched.schedule import parse_schedule
 
@@ -58,14 +56,14 @@ def test_per_request() -> None:
     assert route_per_request(S, [100] * 5 + [9000]) == [0] * 5 + [4]
 
 
-def test_route_requests_objects() -> None:
-    @dataclass
-    class Req:
-        num_computed_tokens: int
-        num_prompt_tokens: int
+def test_schedule_policy_routes_and_caps() -> None:
+    from specsched.policy import BatchState, SchedulePolicy
 
-    d = route_requests(S, [Req(3000, 10), Req(10, 5000)], CtxAgg.MEAN)
+    decision = SchedulePolicy(S).decide(BatchState.from_counts([3000, 10], [10, 5000]))
+    d = decision.route
+    assert d is not None
     assert d.pool is PoolKind.DECODE and d.ctx_repr == 3000 and d.k == 3
+    assert decision.num_spec_tokens == (3, 0)  # the prefilling request drafts nothing
 
 
 def test_errors() -> None:

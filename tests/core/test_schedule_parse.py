@@ -53,8 +53,9 @@ def test_max_k_clamps() -> None:
     assert s.k_values == (0, 2, 3)
 
 
-def test_floats_without_fraction_are_integers() -> None:
-    assert parse_schedule([[1.0, 4, 2.0]]).k_for(1, 1) == 2
+def test_floats_are_refused_even_when_whole() -> None:
+    with pytest.raises(ScheduleError, match=r"entry 0 item 0: must be an integer, got a float"):
+        parse_schedule([[1.0, 4, 2]])
 
 
 @pytest.mark.parametrize(

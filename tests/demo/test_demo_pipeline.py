@@ -14,6 +14,7 @@ from specsched.bench.results import read_results
 from specsched.cli import main
 from specsched.demo.config import MARKER, DemoConfig, DemoScenario
 from specsched.demo.pipeline import run_demo
+from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
 from specsched.planner import load_profile
 from specsched.schedule import load_schedule
@@ -45,7 +46,8 @@ class SilentUI:
 def config(sharp_tiny_model: Path) -> DemoConfig:
     model = sharp_tiny_model
     return DemoConfig(
-        model=str(model), window=8, batch_sizes=(1, 2), contexts=(24, 96), ks=(0, 1, 2),
+        model=str(model), speculative=SpeculativeConfig(window=8), batch_sizes=(1, 2),
+        contexts=(24, 96), ks=(0, 1, 2),
         repeats=2, warmup_steps=1, acceptance_tokens=10,
         scenarios=(DemoScenario("short", 24, 6, suffix_len=8),
                    DemoScenario("long", 96, 6, suffix_len=8)),

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 import torch
 
-from specsched.engine import LLM, SamplingParams, SpeculativeConfig, build_metadata, static_schedule
-from specsched.engine.hf_loader import load_hf_dir
-from specsched.engine.kv_cache import KVCache
-from specsched.engine.model import LlamaModel
+from specsched.engine import LLM, SamplingParams, SpeculativeConfig, build_metadata
+from specsched.engine.layers.kv_cache import KVCache
+from specsched.engine.layers.model import LlamaModel
+from specsched.engine.loading.hf import load_hf_dir
+from specsched.policy import PolicyConfig
 
 
 def test_compiled_one_token_logits_match_eager(
@@ -46,8 +47,8 @@ def test_compiled_one_token_logits_match_eager(
 def test_compiled_engine_greedy_equals_eager(tiny_llama: tuple[Path, Any], drafter: str) -> None:
     spec = None
     if drafter != "none":
-        spec = SpeculativeConfig(drafter="streaming", window=8, num_sink_tokens=2,
-                                 schedule=static_schedule(3))
+        spec = SpeculativeConfig(window=8, num_sink_tokens=2,
+                                 policy=PolicyConfig.constant(3))
     prompt = torch.randint(2, 128, (20,), generator=torch.Generator().manual_seed(2)).tolist()
     params = SamplingParams(max_tokens=16, ignore_eos=True)
     ref = LLM(str(tiny_llama[0]), max_model_len=64, max_num_seqs=1).generate([prompt], params)
@@ -62,7 +63,7 @@ def test_missing_compiler_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from specsched.cli import main
-    from specsched.engine import compiled
+    from specsched.engine.layers import compiled
 
     monkeypatch.setattr(compiled, "_has_cpp_compiler", lambda: False)
     code = main(["generate", "--prompt", "hi", "--model", str(tiny_llama[0]), "--compile",

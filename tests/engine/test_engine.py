@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from specsched.engine import LLM, SamplingParams, build_metadata
-from specsched.engine.attention import ragged_attention
-from specsched.engine.hf_loader import load_hf_dir
-from specsched.engine.kv_cache import KVCache
-from specsched.engine.model import LlamaModel
+from specsched.engine.layers.attention import ragged_attention
+from specsched.engine.layers.kv_cache import KVCache
+from specsched.engine.layers.model import LlamaModel
+from specsched.engine.loading.hf import load_hf_dir
 
 
 def model_and_cache(path: Path, slots: int = 4) -> tuple[LlamaModel, KVCache]:

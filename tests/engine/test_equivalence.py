@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import torch
 
-from specsched.engine.attention import build_metadata
-from specsched.engine.hf_loader import load_hf_dir
-from specsched.engine.kv_cache import KVCache
-from specsched.engine.model import LlamaModel
+from specsched.engine.layers.attention import build_metadata
+from specsched.engine.layers.kv_cache import KVCache
+from specsched.engine.layers.model import LlamaModel
+from specsched.engine.loading.hf import load_hf_dir
 
 TOL = 1e-4
 

@@ -10,7 +10,7 @@ import pytest
 
 from specsched.cli import main
 from specsched.engine import LLM, SamplingParams
-from specsched.engine.models import load_model
+from specsched.engine.loading.registry import load_model
 from specsched.errors import UserError
 
 

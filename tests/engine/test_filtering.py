@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsched.engine.sampling import SamplingParams, filtered_probs
+from specsched.engine.sampling.params import SamplingParams
+from specsched.engine.sampling.sampler import processed_probs
 from specsched.errors import UserError
+
+
+def filtered_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:  # [V]
+    return processed_probs(logits[None], [params])[0]
 
 
 def test_top_k_and_top_p_filter() -> None:

@@ -93,17 +93,18 @@ def tiny_configs(draft_dir: Path) -> dict[str, dict[str, Any]]:
 
 def speculative_config(spec: dict[str, Any]) -> Any:
     """Build the engine's speculative config from a plain description (API-neutral)."""
-    from specsched.engine import SpeculativeConfig, static_schedule
-    from specsched.schedule import parse_schedule
+    from specsched.engine import SpeculativeConfig
+    from specsched.policy import CtxAgg, PolicyConfig
+    from specsched.schedule import Schedule, parse_schedule
 
     if spec["drafter"] == "none":
         return None
-    schedule = parse_schedule(spec["grid"]) if "grid" in spec else static_schedule(spec["k"])
+    schedule = parse_schedule(spec["grid"]) if "grid" in spec else Schedule.constant(spec["k"])
     drafter = f"model:{spec['draft']}" if spec["drafter"] == "model" else spec["drafter"]
-    return SpeculativeConfig(drafter=drafter, window=spec.get("window", 256),
-                             num_sink_tokens=spec.get("sinks", 4), schedule=schedule,
-                             ctx_agg=spec.get("agg", "mean"),
-                             per_request_k=spec.get("per_request", False))
+    policy = PolicyConfig(schedule=schedule, ctx_agg=CtxAgg(spec.get("agg", "mean")),
+                          per_request_k=spec.get("per_request", False))
+    return SpeculativeConfig.from_flags(drafter, policy, window=spec.get("window", 256),
+                                        num_sink_tokens=spec.get("sinks", 4))
 
 
 SMOL_PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.",

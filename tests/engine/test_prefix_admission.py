@@ -8,8 +8,8 @@ from typing import Any
 import torch
 
 from specsched.engine import LLM, SamplingParams
-from specsched.engine.engine import ABORTED
-from specsched.engine.prefix_cache import PrefixCache, block_hashes
+from specsched.engine.sched.prefix_cache import PrefixCache, block_hashes
+from specsched.engine.sched.sequence import FinishReason
 
 
 def tokens(n: int, seed: int) -> list[int]:
@@ -74,8 +74,8 @@ def test_abort_frees_the_slot_and_keeps_others_running(tiny_llama: tuple[Path, A
     queued = eng.add_request(tokens(7, seed=6), params)
     eng.step()
     assert running.slot is not None and eng.scheduler.free_slots == []
-    assert eng.abort(queued) and queued.finish_reason == ABORTED
-    assert eng.abort(running) and running.finish_reason == ABORTED
+    assert eng.abort(queued) and queued.finish_reason == FinishReason.ABORT
+    assert eng.abort(running) and running.finish_reason == FinishReason.ABORT
     assert not eng.has_unfinished() and eng.scheduler.free_slots == [0]
     assert not eng.abort(running)  # already finished
     later = llm.generate([tokens(10, seed=5)], SamplingParams(max_tokens=4, ignore_eos=True))[0]

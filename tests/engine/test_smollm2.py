@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from specsched.engine import SamplingParams, build_metadata
-from specsched.engine.models import smollm2_gguf_path
+from specsched.engine.loading.registry import smollm2_gguf_path
 
 pytestmark = pytest.mark.smollm2
 

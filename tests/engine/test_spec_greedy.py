@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from specsched.engine import LLM
-from specsched.engine.spec_config import SpeculativeConfig, static_schedule
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.policy import CtxAgg, PolicyConfig
 from specsched.schedule import parse_schedule
 
 from .spec_helpers import (
@@ -53,14 +54,11 @@ def test_random_schedules_match_plain_greedy(
     ref_llm, prompts, ref = reference
     rng = random.Random(1000 * case + len(kind))
     schedule = random_schedule(rng)
-    spec = SpeculativeConfig(
-        drafter=drafter_name(kind, pair),
-        window=rng.choice([4, 8, 16]),
-        num_sink_tokens=rng.choice([0, 2, 4]),
-        schedule=schedule,
-        ctx_agg=rng.choice(["mean", "median", "max"]),
-        per_request_k=case % 2 == 1,
-    )
+    window, sinks = rng.choice([4, 8, 16]), rng.choice([0, 2, 4])
+    policy = PolicyConfig(schedule=schedule, ctx_agg=CtxAgg(rng.choice(["mean", "median", "max"])),
+                          per_request_k=case % 2 == 1)
+    spec = SpeculativeConfig.from_flags(drafter_name(kind, pair), policy, window=window,
+                                        num_sink_tokens=sinks)
     llm = LLM(str(pair[0]), speculative=spec, **LLM_KW)
     outs = llm.generate(prompts, greedy(MAX_TOKENS))
     got = [o.token_ids for o in outs]
@@ -77,8 +75,8 @@ def test_random_schedules_match_plain_greedy(
 @pytest.mark.parametrize("kind", ["streaming", "ngram", "model"])
 def test_static_k8_accepts_and_matches(kind: str, pair: tuple[Path, Path], reference: Any) -> None:
     ref_llm, prompts, ref = reference
-    spec = SpeculativeConfig(drafter=drafter_name(kind, pair), window=8, num_sink_tokens=2,
-                             schedule=static_schedule(8))
+    spec = SpeculativeConfig.from_flags(drafter_name(kind, pair), PolicyConfig.constant(8),
+                                        window=8, num_sink_tokens=2)
     llm = LLM(str(pair[0]), speculative=spec, **LLM_KW)
     outs = llm.generate(prompts, greedy(MAX_TOKENS))
     assert_greedy_equal(ref_llm, prompts, ref, [o.token_ids for o in outs])
@@ -93,7 +91,7 @@ def test_static_k8_accepts_and_matches(kind: str, pair: tuple[Path, Path], refer
 def test_stop_token_inside_an_accepted_run(pair: tuple[Path, Path], reference: Any) -> None:
     _ref_llm, prompts, ref = reference
     stop = ref[1][5]  # the 6th greedy token of prompt 1
-    spec = SpeculativeConfig(drafter=f"model:{pair[1]}", schedule=static_schedule(6))
+    spec = SpeculativeConfig.from_flags(f"model:{pair[1]}", PolicyConfig.constant(6))
     from specsched.engine import SamplingParams
 
     params = SamplingParams(max_tokens=MAX_TOKENS, stop_token_ids=(stop,), ignore_eos=True)
@@ -106,7 +104,7 @@ def test_max_model_len_caps_k(pair: tuple[Path, Path]) -> None:
     prompt = mixed_prompts(4, seed=3)[2]
     kw = {**LLM_KW, "max_model_len": 40}
     ref = LLM(str(pair[0]), **kw).generate([prompt], greedy(64))[0]
-    spec = SpeculativeConfig(drafter="streaming", window=8, schedule=static_schedule(8))
+    spec = SpeculativeConfig.from_flags("streaming", PolicyConfig.constant(8), window=8)
     got = LLM(str(pair[0]), speculative=spec, **kw).generate([prompt], greedy(64))[0]
     assert got.token_ids == ref.token_ids and len(got.token_ids) == 40 - len(prompt)
     assert got.finish_reason == ref.finish_reason == "length"
@@ -117,7 +115,8 @@ def test_k0_steps_run_no_drafter_forward(pair: tuple[Path, Path], reference: Any
     ref_llm, prompts, ref = reference
     schedule = parse_schedule([[1, 1, 0], [2, 8, 3]])
     for kind in ("streaming", "model"):
-        spec = SpeculativeConfig(drafter=drafter_name(kind, pair), window=8, schedule=schedule)
+        policy = PolicyConfig(schedule=schedule)
+        spec = SpeculativeConfig.from_flags(drafter_name(kind, pair), policy, window=8)
         llm = LLM(str(pair[0]), speculative=spec, **LLM_KW)
         drafter = llm.engine.drafter
         assert drafter is not None

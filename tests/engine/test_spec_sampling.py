@@ -15,8 +15,9 @@ import torch
 from scipy.stats import chisquare
 
 from specsched.engine import LLM, KVCache, SamplingParams, build_metadata
-from specsched.engine.sampling import processed_probs
-from specsched.engine.spec_config import SpeculativeConfig, static_schedule
+from specsched.engine.sampling.sampler import processed_probs
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.policy import PolicyConfig
 
 from .spec_helpers import make_sharp_pair
 
@@ -77,8 +78,8 @@ def test_spec_sampling_matches_target_distribution(
     kind: str, pair: tuple[Path, Path], prompt: list[int]
 ) -> None:
     drafter = f"model:{pair[1]}" if kind == "model" else kind
-    spec = SpeculativeConfig(drafter=drafter, window=4, num_sink_tokens=1,
-                             schedule=static_schedule(2))
+    spec = SpeculativeConfig.from_flags(drafter, PolicyConfig.constant(2), window=4,
+                                        num_sink_tokens=1)
     llm = LLM(str(pair[0]), max_model_len=32, max_num_seqs=64, max_num_batched_tokens=1024,
               speculative=spec, num_threads=1)
     params = [SamplingParams(max_tokens=3, seed=10_000 + i, **PARAMS) for i in range(N)]  # type: ignore[arg-type]
@@ -100,7 +101,7 @@ def test_sampling_k0_schedule_equals_no_spec_sample_for_sample(
     """A K = 0 schedule is plain decoding: same seeded samples as no speculation at all."""
     params = SamplingParams(max_tokens=12, seed=5, **PARAMS)  # type: ignore[arg-type]
     plain = LLM(str(pair[0]), max_model_len=40).generate([prompt, prompt[:3]], params)
-    spec = SpeculativeConfig(drafter="streaming", schedule=static_schedule(0))
+    spec = SpeculativeConfig(policy=PolicyConfig.constant(0))
     zero = LLM(str(pair[0]), max_model_len=40, speculative=spec).generate(
         [prompt, prompt[:3]], params
     )

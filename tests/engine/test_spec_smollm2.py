@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from specsched.engine import LLM, SamplingParams
-from specsched.engine.spec_config import SpeculativeConfig
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.policy import PolicyConfig
 from specsched.schedule import parse_schedule
 
 from .spec_helpers import assert_greedy_equal
@@ -27,8 +28,8 @@ def test_streaming_spec_equals_plain_greedy(smollm2_llm: Any, per_request_k: boo
     # a 5-item schedule whose context boundary (48) is crossed mid-generation, window 16
     schedule = parse_schedule([[1, 1, 1, 47, 2], [1, 1, 48, 10**6, 4],
                                [2, 8, 1, 47, 0], [2, 8, 48, 10**6, 3]])
-    spec = SpeculativeConfig(drafter="streaming", window=16, num_sink_tokens=4,
-                             schedule=schedule, per_request_k=per_request_k)
+    spec = SpeculativeConfig(window=16, num_sink_tokens=4,
+                             policy=PolicyConfig(schedule=schedule, per_request_k=per_request_k))
     llm = LLM("smollm2-135m", max_num_seqs=4, max_model_len=512, num_threads=1, speculative=spec)
     got = llm.generate(PROMPTS, params, use_chat_template=True)
     prompts = [o.prompt_token_ids for o in ref]

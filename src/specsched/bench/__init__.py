@@ -28,7 +28,8 @@ from specsched.bench.order import PlannedTrial, arm_orders, plan_trials, william
 from specsched.bench.results import Results, read_results
 from specsched.bench.runner import RunSummary, run_experiment
 from specsched.bench.stats import Verdict
-from specsched.bench.workload import RequestShape, build_prompts, request_shapes
+from specsched.bench.workload import request_shapes
+from specsched.corpus import RequestShape, build_prompts
 
 __all__ = [
     "Analysis", "Arm", "BackendKind", "Crossing", "DryRun", "Experiment", "Metric",

@@ -1,5 +1,9 @@
 """From a results file to per scenario x arm numbers: summaries, ratio vs baseline with CI, noise
-floor (control groups and replicate spread), verdicts, order bias. Rendering lives in `report`."""
+floor (control groups and replicate spread), verdicts, order bias. Rendering lives in `report`.
+
+Failed trials (a `failed` reason, no metrics) never enter a figure; each arm row counts them and a
+warning names them. A file holding a measured trial key twice is refused (`allow_duplicates` keeps
+the first record of each key, with a warning)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from enum import Enum
 from typing import Any
 
 from specsched.bench.canary import canary_warnings
-from specsched.bench.results import Results
+from specsched.bench.results import DuplicateKey, Results, is_failed
 from specsched.bench.stats import (
     OrderBias,
     RatioCI,
@@ -24,6 +28,7 @@ from specsched.bench.stats import (
     summarize,
     verdict,
 )
+from specsched.errors import UserError
 
 
 class Metric(str, Enum):
@@ -45,6 +50,7 @@ class ArmRow:
     verdict: Verdict | None
     same_config_as_baseline: bool
     mean_prompt_tokens: float
+    failed: int = 0  # measured trials recorded as failed: excluded from every number above
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +88,38 @@ def _paired(a: dict[int, float], b: dict[int, float], seed: int, n_boot: int) ->
                               n_boot=n_boot)
 
 
+def _lines(d: DuplicateKey) -> str:
+    return ", ".join(map(str, d.line_nos))
+
+
+def duplicate_warnings(results: Results, allow: bool) -> list[str]:
+    """UserError for duplicate measured keys unless `allow`; then one warning (first kept)."""
+    dups = results.duplicates
+    if not dups:
+        return []
+    first = dups[0]
+    more = f" ({len(dups) - 1} more key(s) repeat)" if len(dups) > 1 else ""
+    if not allow:
+        raise UserError(
+            f"trial key {first.key!r} appears on lines {_lines(first)}{more}: two bench runs "
+            f"wrote this file; rerun into a fresh --out, or pass --allow-duplicates to keep the "
+            f"first record of each key"
+        )
+    return [f"{len(dups)} measured trial key(s) appear more than once (first: {first.key!r} on "
+            f"lines {_lines(first)}); kept the first record of each (--allow-duplicates)"]
+
+
+def _failure_warning(s: str, counts: dict[str, int], reason: str) -> str:
+    per_arm = ", ".join(f"{a}: {n}" for a, n in sorted(counts.items()))
+    return (f"scenario {s!r}: {sum(counts.values())} failed trial(s) excluded ({per_arm}); "
+            f"first reason: {reason}")
+
+
 def analyze(results: Results, metric: Metric = Metric.OUTPUT_TOK_S, n_boot: int = 4000,
-            seed: int = 0) -> Analysis:
-    """Analyze the measured (non-warm-up) trials of a results file."""
+            seed: int = 0, allow_duplicates: bool = False) -> Analysis:
+    """Analyze the measured (non-warm-up, not failed) trials of a results file. Duplicate
+    measured keys are a UserError unless `allow_duplicates`."""
+    warnings = duplicate_warnings(results, allow_duplicates)
     exp: dict[str, Any] = results.header.get("experiment", {})
     baseline = str(exp.get("baseline", ""))
     arm_names = [str(a["name"]) for a in exp.get("arms", [])]
@@ -92,22 +127,32 @@ def analyze(results: Results, metric: Metric = Metric.OUTPUT_TOK_S, n_boot: int 
     values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     prompt_tokens: dict[tuple[str, str], list[float]] = defaultdict(list)
     trials: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    failed: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    first_reason: dict[str, str] = {}
     for t in results.trials:
-        m = t.get("metrics", {})
+        if t.get("warmup"):
+            continue
+        if is_failed(t):
+            failed[str(t["scenario"])][str(t["arm"])] += 1
+            first_reason.setdefault(str(t["scenario"]), str(t["failed"]))
+            continue
+        m = t.get("metrics") or {}
         v = m.get(metric.value)
-        if t.get("warmup") or v is None or not v > 0:
+        if v is None or not v > 0:
             continue
         s, a = str(t["scenario"]), str(t["arm"])
         values[s][a][int(t["replicate"])] = float(v)
         trials[s].append((int(t["position"]), a, float(v)))
         if m.get("num_requests"):
             prompt_tokens[(s, a)].append(m["num_prompt_tokens"] / m["num_requests"])
-    warnings: list[str] = []
     out: list[ScenarioAnalysis] = []
     for si, s_obj in enumerate(exp.get("scenarios", [])):
         s = str(s_obj["name"])
+        if s in failed:
+            warnings.append(_failure_warning(s, failed[s], first_reason[s]))
         if s not in values:
-            warnings.append(f"scenario {s!r}: no measured trials yet")
+            warnings.append(f"scenario {s!r}: no measured trials yet" if s not in failed
+                            else f"scenario {s!r}: every measured trial so far failed")
             continue
         controls = [tuple(g) for g in dry.get(s, {}).get("controls", [])]
         base_group = next((g for g in controls if baseline in g), (baseline,))
@@ -132,7 +177,8 @@ def analyze(results: Results, metric: Metric = Metric.OUTPUT_TOK_S, n_boot: int 
                             else verdict(ratio, floor, metric.higher_is_better))
             pts = prompt_tokens.get((s, a), [])
             rows.append(ArmRow(a, summarize(list(arm_vals.values())), ratio, verdict_, same,
-                               sum(pts) / len(pts) if pts else math.nan))
+                               sum(pts) / len(pts) if pts else math.nan,
+                               failed[s].get(a, 0) if s in failed else 0))
         ts = trials[s]
         bias = order_bias([p for p, _, _ in ts], [a for _, a, _ in ts], [v for _, _, v in ts])
         n_arms = len(arm_names)
@@ -171,7 +217,7 @@ def analysis_to_json(an: Analysis) -> dict[str, Any]:
                      "spread": r.summary.spread, "vs_baseline": ci(r.ratio),
                      "verdict": None if r.verdict is None else r.verdict.value,
                      "same_config_as_baseline": r.same_config_as_baseline,
-                     "mean_prompt_tokens": r.mean_prompt_tokens}
+                     "mean_prompt_tokens": r.mean_prompt_tokens, "failed": r.failed}
                     for r in s.rows
                 ],
             }

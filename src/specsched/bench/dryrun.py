@@ -2,8 +2,8 @@
 
 Model (stated assumption): requests run in waves of B = min(concurrency, num_requests) in
 submission order (the last wave may be smaller), every request of a wave advancing together. At
-generated-token index t, request i has num_computed_tokens = num_prompt_tokens_i + t. The router
-(`route` / `route_per_request`) gives K at every t over the whole output length.
+generated-token index t, request i has num_computed_tokens = num_prompt_tokens_i + t. The
+arm's K policy (`specsched.policy`, asked with that batch) gives K at every t of the output.
 
 Every context aggregate the router offers (mean, median, max, each floored) shifts by exactly t
 when every context grows by t, so the representative at t is ctx_repr(0) + t and K only changes
@@ -24,7 +24,7 @@ from typing import Any
 
 from specsched.bench.experiment import NO_DRAFTER, Arm, BackendKind, Experiment, Scenario
 from specsched.bench.workload import request_shapes
-from specsched.router import route, route_per_request
+from specsched.policy import BatchState, KDecision, KPolicy
 
 # [(t_start, K per request)] with consecutive entries distinct: K during tokens [t_start, next).
 KRuns = tuple[tuple[int, tuple[int, ...]], ...]
@@ -94,16 +94,19 @@ class DryRun:
         raise KeyError(name)
 
 
+def _decide(policy: KPolicy, num_prompt_tokens: Sequence[int], t: int) -> KDecision:
+    """The policy's K for a wave at generated-token index t (every request decoding)."""
+    return policy.decide(BatchState.from_counts([p + t for p in num_prompt_tokens],
+                                                num_prompt_tokens))
+
+
 def wave_k_runs(arm: Arm, num_prompt_tokens: Sequence[int], output_len: int) -> KRuns:
     """K per request over generated-token index 0..output_len-1 for one wave, run-length encoded."""
-    sched = arm.schedule
+    policy = arm.policy.build()
+    first = _decide(policy, num_prompt_tokens, 0)
     # [B] contexts at t = 0 whose column decides K: the representative, or each request's own.
-    if arm.per_request_k:
-        starts = list(num_prompt_tokens)
-    else:
-        decision = route(sched, num_prompt_tokens, num_prompt_tokens, arm.ctx_agg)
-        starts = [decision.ctx_repr]
-    los = [lo for lo, _ in sched.ctx_ranges]
+    starts = list(num_prompt_tokens) if first.route is None else [first.route.ctx_repr]
+    los = [lo for lo, _ in arm.policy.schedule.ctx_ranges]
     change_points = {0}
     for c in set(starts):
         # lower bounds in (c, c + output_len - 1] are crossed at t = lo - c
@@ -112,12 +115,8 @@ def wave_k_runs(arm: Arm, num_prompt_tokens: Sequence[int], output_len: int) -> 
                 break
             change_points.add(lo - c)
     runs: list[tuple[int, tuple[int, ...]]] = []
-    width = len(num_prompt_tokens)
     for t in sorted(change_points):
-        if arm.per_request_k:
-            ks = tuple(route_per_request(sched, [p + t for p in num_prompt_tokens]))
-        else:
-            ks = (sched.k_for(width, starts[0] + t),) * width
+        ks = _decide(policy, num_prompt_tokens, t).num_spec_tokens
         if not runs or runs[-1][1] != ks:
             runs.append((t, ks))
     return tuple(runs)
@@ -132,7 +131,8 @@ def scenario_waves(scenario: Scenario, seed: int) -> list[list[int]]:
 
 def _crossings(arm: Arm, wave: int, lens: Sequence[int], runs: KRuns) -> list[Crossing]:
     out: list[Crossing] = []
-    ctx0 = None if arm.per_request_k else route(arm.schedule, lens, lens, arm.ctx_agg).ctx_repr
+    first = _decide(arm.policy.build(), lens, 0).route
+    ctx0 = None if first is None else first.ctx_repr
     for (_, prev), (t, cur) in itertools.pairwise(runs):
         if ctx0 is not None:
             out.append(Crossing(arm.name, t, ctx0 + t, prev[0], cur[0], wave))

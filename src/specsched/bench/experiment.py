@@ -1,7 +1,8 @@
 """The experiment: arms (what runs), scenarios (which workload), replicates, warm-up, baseline.
 
 Configs are frozen and validated in `__post_init__` without I/O; `bench.load` reads files.
-An arm described by `k` is the schedule `[[1, K_BIG_BATCH, k]]`; `k: 0` is the no-spec arm.
+An arm's K comes from its `PolicyConfig` (`specsched.policy`); an arm described by `k` holds
+`PolicyConfig.constant(k)`, and `k: 0` is the no-spec arm.
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ from enum import Enum
 from typing import Any
 
 from specsched.errors import UserError
-from specsched.router import CtxAgg
-from specsched.schedule import Schedule, parse_schedule
+from specsched.policy import PolicyConfig
 
-# Upper batch bound of the one-row schedule that stands for a constant-K arm.
-K_BIG_BATCH = 1 << 20
 NO_DRAFTER = "none"
 
 
@@ -52,13 +50,15 @@ class ServerSpec:
 
 @dataclass(frozen=True, slots=True)
 class Arm:
-    """One configuration under test. `schedule` is resolved (a `k` arm is a one-row schedule)."""
+    """One configuration under test: how K is chosen (`policy`) and by what it is drafted.
+
+    drafter: on the engine backend, the engine's drafter spelling (streaming, ngram, model:PATH,
+        none; `default` = the backend's); on a server, a label for what its command runs.
+    """
 
     name: str
-    schedule: Schedule
-    ctx_agg: CtxAgg = CtxAgg.MEAN
+    policy: PolicyConfig
     drafter: str = NO_DRAFTER
-    per_request_k: bool = False
     server: ServerSpec | None = None
     # Anything else that makes this arm a different configuration (engine options, flags that the
     # server command carries besides the schedule). Arms with different options are never controls.
@@ -70,12 +70,7 @@ class Arm:
 
     @property
     def max_emitted_k(self) -> int:
-        return self.schedule.max_emitted_k
-
-
-def constant_k_schedule(k: int) -> Schedule:
-    """The schedule of an arm described by a fixed `k` (0 = no speculation)."""
-    return parse_schedule([[1, K_BIG_BATCH, k]])
+        return self.policy.max_k
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from specsched.bench.experiment import (
     Scenario,
     ScenarioKind,
     ServerSpec,
-    constant_k_schedule,
 )
 from specsched.errors import UserError
-from specsched.router import CtxAgg
-from specsched.schedule import load_schedule, schedule_from_obj
+from specsched.io import check_keys
+from specsched.policy import CtxAgg, PolicyConfig
+from specsched.schedule import Schedule, load_schedule, schedule_from_obj
 
 TOP_KEYS = {"name", "arms", "scenarios", "baseline", "replicates", "warmup", "seed", "backend",
             "backend_options", "drafter"}
@@ -33,17 +33,6 @@ SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
                  "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling"}
 SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
-
-
-def _check_keys(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(obj, dict):
-        raise UserError(f"{where}: expected a mapping, got {type(obj).__name__}")
-    unknown = sorted(set(map(str, obj)) - allowed)
-    if unknown:
-        raise UserError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
-        )
-    return obj
 
 
 def _int(obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
@@ -90,7 +79,7 @@ def _options(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
 
 
 def _server(obj: Any, where: str) -> ServerSpec:
-    obj = _check_keys(obj, SERVER_KEYS, where)
+    obj = check_keys(obj, SERVER_KEYS, where)
     command = obj.get("command", ())
     if isinstance(command, str):
         command = command.split()
@@ -113,7 +102,7 @@ def _server(obj: Any, where: str) -> ServerSpec:
 
 def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm:
     where = f"arms[{index}]"
-    obj = _check_keys(obj, ARM_KEYS, where)
+    obj = check_keys(obj, ARM_KEYS, where)
     name = _str(obj, "name", where)
     where = f"arm {name!r}"
     has_schedule, has_k = "schedule" in obj, "k" in obj
@@ -126,7 +115,7 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
         k = _int(obj, "k", where)
         if k < 0:
             raise UserError(f"{where}: `k` must be >= 0, got {k}")
-        schedule = constant_k_schedule(k).clamped(max_k)
+        schedule = Schedule.constant(k).clamped(max_k)
     else:
         source = obj["schedule"]
         try:
@@ -146,12 +135,15 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
     per_request = obj.get("per_request_k", False)
     if not isinstance(per_request, bool):
         raise UserError(f"{where}: `per_request_k` must be true or false")
-    return Arm(
-        name=name,
+    policy = PolicyConfig(
         schedule=schedule,
         ctx_agg=_enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg"),
-        drafter=drafter,
         per_request_k=per_request,
+    )
+    return Arm(
+        name=name,
+        policy=policy,
+        drafter=drafter,
         server=None if obj.get("server") is None else _server(obj["server"], f"{where}: server"),
         options=_options(obj.get("options"), f"{where}: options"),
     )
@@ -159,7 +151,7 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
 
 def parse_scenario(obj: Any, index: int) -> Scenario:
     where = f"scenarios[{index}]"
-    obj = _check_keys(obj, SCENARIO_KEYS, where)
+    obj = check_keys(obj, SCENARIO_KEYS, where)
     name = _str(obj, "name", where)
     where = f"scenario {name!r}"
     kind = _enum(ScenarioKind, obj.get("kind"), f"{where}: kind")
@@ -173,7 +165,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
         prompt_lens = tuple(raw)
     default_n = len(prompt_lens) if prompt_lens else None
     num_requests = _int(obj, "num_requests", where, default_n)
-    sampling_obj = _check_keys(obj.get("sampling") or {}, SAMPLING_KEYS, f"{where}: sampling")
+    sampling_obj = check_keys(obj.get("sampling") or {}, SAMPLING_KEYS, f"{where}: sampling")
     return Scenario(
         name=name,
         kind=kind,
@@ -196,7 +188,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
 
 def experiment_from_obj(obj: Any, base_dir: Path = Path(".")) -> Experiment:
     """Validate decoded experiment data. Relative schedule paths resolve against `base_dir`."""
-    obj = _check_keys(obj, TOP_KEYS, "experiment")
+    obj = check_keys(obj, TOP_KEYS, "experiment")
     for key in ("arms", "scenarios"):
         if not isinstance(obj.get(key), list):
             raise UserError(f"experiment: `{key}` is required, a list")
@@ -253,11 +245,11 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
         "arms": [
             {
                 "name": a.name,
-                "schedule": a.schedule.entries(5),
-                "max_k": a.schedule.max_k,
-                "ctx_agg": a.ctx_agg.value,
+                "schedule": a.policy.schedule.entries(5),
+                "max_k": a.policy.schedule.max_k,
+                "ctx_agg": a.policy.ctx_agg.value,
                 "drafter": a.drafter,
-                "per_request_k": a.per_request_k,
+                "per_request_k": a.policy.per_request_k,
                 "server": None if a.server is None else {
                     "base_url": a.server.base_url,
                     "command": list(a.server.command),

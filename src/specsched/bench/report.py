@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specsched.bench.analysis import Analysis, ArmRow, ScenarioAnalysis, analysis_to_json
+from specsched.errors import UserError
 
 
 def fmt_pct(x: float) -> str:
@@ -36,11 +37,12 @@ def _scenario_md(s: ScenarioAnalysis, an: Analysis) -> list[str]:
     lines += [
         f"Noise floor ±{fmt_pct(s.floor)} (controls {fmt_pct(s.control_floor)}, "
         f"replicate spread {fmt_pct(s.replicate_floor)}).", "",
-        f"| arm | n | median {an.metric.value} | spread | vs {an.baseline} (95% CI) | verdict |",
-        "|---|---|---|---|---|---|",
+        f"| arm | n | failed | median {an.metric.value} | spread | vs {an.baseline} (95% CI) "
+        "| verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in s.rows:
-        lines.append(f"| {r.arm} | {r.summary.n} | {r.summary.median:.4g} | "
+        lines.append(f"| {r.arm} | {r.summary.n} | {r.failed} | {r.summary.median:.4g} | "
                      f"{fmt_pct(r.summary.spread)} | {fmt_ratio(r)} | {verdict_text(r)} |")
     if s.control_ratios:
         lines += ["", "Control pairs (same K at every token; must tie): " + ", ".join(
@@ -61,7 +63,8 @@ def render_markdown(an: Analysis, charts: list[str]) -> str:
         "Ratios are geometric-mean ratios, paired by replicate, with percentile-bootstrap 95% "
         "CIs. A verdict is `win`/`loss` only when the whole CI clears the noise floor "
         "(the larger of the largest control-pair difference and the replicate-spread floor "
-        "1.96·sqrt(2/n)·sd(log)).", "",
+        "1.96·sqrt(2/n)·sd(log)). `failed`: measured trials recorded as failed (e.g. a server "
+        "reply that broke the rules), excluded from every number.", "",
     ]
     if an.warnings:
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in an.warnings] + [""]
@@ -91,7 +94,19 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_report(an: Analysis, out_dir: Path, charts: bool = True) -> list[Path]:
-    """report.md, summary.json and (optionally) the PNG charts under `out_dir`."""
+    """report.md, summary.json and (optionally) the PNG charts under `out_dir`; a folder that
+    cannot be created or written is a one-line UserError."""
+    try:
+        return _write_report(an, out_dir, charts)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        if isinstance(exc, (FileExistsError, NotADirectoryError)):
+            why += " (a regular file is in the way)"
+        msg = f"report folder {out_dir}: cannot write: {why}; pick another --out"
+        raise UserError(msg) from None
+
+
+def _write_report(an: Analysis, out_dir: Path, charts: bool) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     if charts and an.scenarios:

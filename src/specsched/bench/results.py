@@ -4,6 +4,16 @@ finishes, so `kill -9` loses at most the trial in flight.
 A damaged file is never read silently: a final line without its newline or with invalid JSON is a
 *corrupt tail* (reported with its line number; dropped only when the caller passes an explicit flag,
 and the dropped bytes are kept in a side file); invalid JSON earlier is an error, always.
+
+A measured trial's key appears once in a sound file (one writer at a time: `lock.results_lock`).
+A key seen again is a *duplicate* (two writers before the lock existed, or a hand-merged file):
+the reader keeps the first record and lists every line holding the key; `analyze` refuses such a
+file unless told to keep the first. Warm-up keys may repeat: `--resume` reruns the warm-ups of an
+unfinished unit.
+
+A trial record with a non-null `failed` (a reason) is a trial whose measurement could not be trusted
+(e.g. a server reply that broke the rules): it has no metrics, counts as done for `--resume`, and
+analysis counts it per arm but never uses it.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
+from specsched.bench.lock import ensure_parent
 from specsched.errors import UserError
 
 RESULTS_VERSION = 1
@@ -34,10 +45,17 @@ class CorruptTail:
 
 
 @dataclass(frozen=True, slots=True)
+class DuplicateKey:
+    key: str
+    line_nos: tuple[int, ...]  # 1-based; every line holding this measured key, the kept one first
+
+
+@dataclass(frozen=True, slots=True)
 class Results:
     header: dict[str, Any]
-    trials: list[dict[str, Any]] = field(default_factory=list)
+    trials: list[dict[str, Any]] = field(default_factory=list)  # first record of each measured key
     corrupt_tail: CorruptTail | None = None
+    duplicates: tuple[DuplicateKey, ...] = ()
 
     @property
     def experiment_hash(self) -> str:
@@ -97,8 +115,31 @@ def read_results(path: Path, allow_corrupt_tail: bool = False) -> Results:
     header = records[0]
     if header.get("version") != RESULTS_VERSION:
         raise UserError(f"{path}: results version {header.get('version')!r} is not supported")
-    trials = [r for r in records[1:] if r.get("type") == RecordType.TRIAL.value]
-    return Results(header, trials, tail)
+    trials, duplicates = _dedupe_trials(records)
+    return Results(header, trials, tail, duplicates)
+
+
+def is_failed(trial: dict[str, Any]) -> bool:
+    """True for a trial recorded as failed (its `failed` field holds the reason)."""
+    return bool(trial.get("failed"))
+
+
+def _dedupe_trials(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                              tuple[DuplicateKey, ...]]:
+    """Trial records (records[i] is line i + 1), keeping the first of each measured key."""
+    trials: list[dict[str, Any]] = []
+    lines: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        if r.get("type") != RecordType.TRIAL.value:
+            continue
+        if not r.get("warmup"):
+            seen = lines.setdefault(str(r.get("key")), [])
+            seen.append(i + 1)
+            if len(seen) > 1:
+                continue
+        trials.append(r)
+    dups = tuple(DuplicateKey(k, tuple(v)) for k, v in lines.items() if len(v) > 1)
+    return trials, dups
 
 
 def truncate_corrupt_tail(path: Path, tail: CorruptTail) -> Path:
@@ -118,8 +159,12 @@ def create_results(path: Path, header: dict[str, Any]) -> None:
     """Write a new file holding the header (atomic: temp file + os.replace); never overwrites."""
     if path.exists():
         raise UserError(f"{path}: already exists; continue it with --resume or pick another --out")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    ensure_parent(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise UserError(f"{path}: cannot create: {why}; pick another --out") from None
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(json.dumps({"type": RecordType.HEADER.value, "version": RESULTS_VERSION, **header})
                 + "\n")
@@ -132,7 +177,10 @@ class ResultsWriter:
     """Appends one JSON line per record, flushed and fsynced before `append` returns."""
 
     def __init__(self, path: Path) -> None:
-        self._f: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        try:
+            self._f: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - see close()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot append: {exc.strerror or exc}") from None
 
     def append(self, record: dict[str, Any]) -> None:
         self._f.write(json.dumps(record, separators=(",", ":")) + "\n")

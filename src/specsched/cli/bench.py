@@ -86,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
     return _run(exp, dry, args)
 
 
+def _stop(bar: Any, erase: bool) -> None:
+    if bar is not None:
+        bar.live.transient = erase
+        bar.stop()
+
+
 def _run(exp: Any, dry: Any, args: argparse.Namespace) -> int:
     from rich.progress import (
         BarColumn,
@@ -99,28 +105,42 @@ def _run(exp: Any, dry: Any, args: argparse.Namespace) -> int:
     from specsched.bench.backends import make_backend
     from specsched.bench.runner import run_experiment
 
-    backend = make_backend(exp.backend, dict(exp.backend_options))
+    backend = make_backend(exp.backend, dict(exp.backend_options), results=args.out)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     err = Console(stderr=True)
-    with Progress(*columns, console=err, transient=False) as bar:
-        task = bar.add_task("trials", total=None)
+    # A live bar on a terminal only, erased on an error: a refused run (lock held, file exists,
+    # folder impossible) leaves exactly its one `error:` line on stderr.
+    bar = Progress(*columns, console=err, transient=False) if err.is_terminal else None
+    task = None if bar is None else bar.add_task("trials", total=None)
 
-        def progress(done: int, total: int, trial: Any) -> None:
-            what = f"{trial.scenario}/{trial.arm} r{trial.replicate}" + (
-                " (warm-up)" if trial.warmup else "")
-            bar.update(task, completed=done, total=total, description=what)
+    def progress(done: int, total: int, trial: Any) -> None:
+        if bar is None or task is None:
+            return
+        what = f"{trial.scenario}/{trial.arm} r{trial.replicate}" + (
+            " (warm-up)" if trial.warmup else "")
+        bar.update(task, completed=done, total=total, description=what)
 
-        try:
-            summary = run_experiment(exp, dry, backend, args.out, resume=args.resume,
-                                     truncate_tail=args.truncate_corrupt_tail, progress=progress)
-        except KeyboardInterrupt:
-            print(f"interrupted; continue with: specsched bench {args.experiment} "
-                  f"--out {args.out} --resume", file=sys.stderr)
-            return 130
+    if bar is not None:
+        bar.start()
+    try:
+        summary = run_experiment(exp, dry, backend, args.out, resume=args.resume,
+                                 truncate_tail=args.truncate_corrupt_tail, progress=progress)
+    except KeyboardInterrupt:
+        _stop(bar, erase=False)
+        print(f"interrupted; continue with: specsched bench {args.experiment} "
+              f"--out {args.out} --resume", file=sys.stderr)
+        return 130
+    except BaseException:
+        _stop(bar, erase=True)
+        raise
+    _stop(bar, erase=False)
     if summary.truncated_to is not None:
         print(f"dropped a corrupt last line; its bytes are in {summary.truncated_to}",
               file=sys.stderr)
+    if summary.measured_failed:
+        print(f"warning: {summary.measured_failed} of {summary.measured_done} measured trials "
+              f"failed (recorded as failed, excluded from the report)", file=sys.stderr)
     print(f"wrote {summary.measured_done} measured trials to {summary.path} "
           f"({summary.measured_skipped} already there); next: specsched report {summary.path}")
     return 0

@@ -16,7 +16,7 @@ import shlex
 
 from rich.console import Console
 
-from specsched.router import CtxAgg
+from specsched.policy.route import CtxAgg
 from specsched.schedule import Schedule, export_sglang, export_vllm, load_schedule
 
 MODES = ("auto", "stock", "specsched")

@@ -11,9 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from specsched.cli.spec_flags import add_drafter_args, add_policy_args, speculative_from_args
 from specsched.errors import UserError
 
-DEFAULT_MODEL = "smollm2-135m"  # mirrors specsched.engine.models.DEFAULT_MODEL without torch
+DEFAULT_MODEL = "smollm2-135m"  # = specsched.engine.loading.registry.DEFAULT_MODEL, no torch
 
 
 def register(sub: Any) -> None:
@@ -35,19 +36,8 @@ def register(sub: Any) -> None:
     p.add_argument("--max-model-len", type=int, default=2048)
     p.add_argument("--no-chat-template", action="store_true", help="feed prompts raw")
     p.add_argument("--json", action="store_true", help="print outputs and stats as JSON")
-    p.add_argument("--drafter", default="streaming",
-                   help="streaming (default), ngram, model:PATH or none")
-    p.add_argument("--window", type=int, default=256, help="streaming drafter: recent KV window")
-    p.add_argument("--sink-tokens", type=int, default=4, help="streaming drafter: sink tokens")
-    k_src = p.add_mutually_exclusive_group()
-    k_src.add_argument("--schedule", help="K schedule: a file or inline JSON ([[1,4,3],[5,64,1]])")
-    k_src.add_argument("--k", type=int, default=None, help="static K (a one-cell schedule)")
-    p.add_argument("--ctx-agg", default="mean", choices=["mean", "median", "max"],
-                   help="decode-pool context representative (default mean: verify cost ~ Σctx)")
-    p.add_argument("--per-request-k", action="store_true",
-                   help="K per request from its own context (ragged verify)")
-    p.add_argument("--prompt-lookup-min", type=int, default=1)
-    p.add_argument("--prompt-lookup-max", type=int, default=4)
+    add_drafter_args(p)
+    add_policy_args(p)
     p.set_defaults(func=run)
 
 
@@ -64,32 +54,11 @@ def read_prompts(args: argparse.Namespace) -> list[str]:
     return prompts
 
 
-def speculative_config(args: argparse.Namespace) -> Any:
-    """The SpeculativeConfig the flags describe (no --schedule / --k: K = 0 everywhere)."""
-    from specsched.engine.spec_config import SpeculativeConfig, static_schedule
-    from specsched.schedule import load_schedule
-
-    if args.schedule is not None:
-        schedule = load_schedule(args.schedule)
-    else:
-        schedule = static_schedule(0 if args.k is None else args.k)
-    return SpeculativeConfig(
-        drafter=args.drafter,
-        window=args.window,
-        num_sink_tokens=args.sink_tokens,
-        schedule=schedule,
-        ctx_agg=args.ctx_agg,
-        per_request_k=args.per_request_k,
-        prompt_lookup_min=args.prompt_lookup_min,
-        prompt_lookup_max=args.prompt_lookup_max,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     prompts = read_prompts(args)
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
-    spec = speculative_config(args)
+    spec = speculative_from_args(args)
     from specsched.cli._common import print_json, stdout_console
     from specsched.engine import LLM, SamplingParams
 
@@ -119,12 +88,12 @@ def run(args: argparse.Namespace) -> int:
         print_json(
             {
                 "speculative": {
-                    "drafter": spec.drafter,
+                    "drafter": spec.drafter_label,
                     "window": spec.window,
                     "num_sink_tokens": spec.num_sink_tokens,
-                    "schedule": spec.schedule.entries(),
-                    "ctx_agg": spec.ctx_agg.value,
-                    "per_request_k": spec.per_request_k,
+                    "schedule": spec.policy.schedule.entries(),
+                    "ctx_agg": spec.policy.ctx_agg.value,
+                    "per_request_k": spec.policy.per_request_k,
                 },
                 "outputs": [
                     {
@@ -154,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if run_stats is not None and run_stats.spec.num_draft_tokens:
         mal = run_stats.spec.mean_accepted_length
         console.print(
-            f"[dim]speculative ({spec.drafter}): {run_stats.spec.num_accepted_tokens}/"
+            f"[dim]speculative ({spec.drafter_label}): {run_stats.spec.num_accepted_tokens}/"
             f"{run_stats.spec.num_draft_tokens} drafts accepted, mean accepted length "
             f"{mal:.2f}, K histogram {dict(sorted(run_stats.k_histogram.items()))}[/dim]"
         )

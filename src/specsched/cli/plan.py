@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from specsched.io import atomic_write_json
     from specsched.planner import (
         CostModel,
         Extrapolation,
@@ -53,7 +54,6 @@ def run(args: argparse.Namespace) -> int:
         load_profile,
         make_plan,
     )
-    from specsched.planner.profile_io import atomic_write_text
 
     if bool(args.profile) == bool(args.roofline):
         raise UserError("give a profile.json, or --roofline (with --gpu/--model), not both")
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     obj = plan_to_obj(result, source)
     if args.out:
-        atomic_write_text(args.out, json.dumps(obj, indent=1) + "\n")
+        atomic_write_json(args.out, obj)
     written = [args.out] if args.out else []
     if args.plots:
         from specsched.planner.plots import save_k_heatmap, save_speedup_surface

@@ -10,12 +10,16 @@ Modes (one at a time):
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsched.cli._common import parse_int_list, print_json, stdout_console
+from specsched.cli.spec_flags import add_drafter_args, speculative_from_args
 from specsched.errors import UserError
+
+if TYPE_CHECKING:
+    from specsched.planner import Profile
+    from specsched.tune.engine_profile import EngineProfileConfig
 
 DEFAULT_BATCH_SIZES = "1,4,16,64,256"
 DEFAULT_CONTEXTS = "512,2048,8192,32768"
@@ -169,8 +173,7 @@ def register(sub: Any) -> None:
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     """Options of engine-backed profiling, shared with `specsched tune`."""
     g = p.add_argument_group("engine profiling (--engine; `specsched tune`)")
-    g.add_argument("--window", type=int, default=256,
-                   help="KV window of the streaming drafter, tokens (default 256)")
+    add_drafter_args(g, with_drafter=False)
     g.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: safest on a shared machine)")
     g.add_argument("--dtype", default="float32", help="float32 (default), bfloat16, float16")
@@ -184,16 +187,12 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
                    help="continue an interrupted profile at --out (nothing measured is redone)")
 
 
-def engine_config_from_args(args: argparse.Namespace) -> Any:
+def engine_config_from_args(args: argparse.Namespace) -> EngineProfileConfig:
     """`EngineProfileConfig` from the engine arguments (the roofline's --drafter is shared)."""
     from specsched.tune.engine_profile import EngineProfileConfig
 
-    drafter = args.drafter
-    if drafter not in ("streaming", "ngram") and not drafter.startswith("model:"):
-        raise UserError(f"--drafter {drafter!r}: the engine drafts with streaming, ngram or "
-                        f"model:PATH")
     return EngineProfileConfig(
-        model=args.model or ENGINE_MODEL, drafter=drafter, window=args.window,
+        model=args.model or ENGINE_MODEL, speculative=speculative_from_args(args),
         dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
         warmup=args.warmup, acceptance_tokens=args.acceptance_tokens,
     )
@@ -214,18 +213,7 @@ def prepare_profile_out(out: Path, resume: bool, force: bool) -> None:
                         f"or --force to start over")
 
 
-def _engine_measure(args: argparse.Namespace, grid: Any, llm: Any = None) -> Any:
-    """The `measure(point) -> sample` callback of `run_profile`, on specsched's engine."""
-    try:
-        importlib.import_module("specsched.engine")
-    except ImportError:
-        raise UserError("engine-backed profiling needs specsched.engine (torch)") from None
-    from specsched.tune.engine_profile import EngineProfiler
-
-    return EngineProfiler(engine_config_from_args(args), grid, llm)
-
-
-def run_engine_profile(args: argparse.Namespace, out: Path, llm: Any = None) -> Any:
+def run_engine_profile(args: argparse.Namespace, out: Path) -> Profile:
     """Resumable engine-backed profile with a progress bar: rerun with --resume to continue."""
     from rich.progress import (
         BarColumn,
@@ -235,26 +223,22 @@ def run_engine_profile(args: argparse.Namespace, out: Path, llm: Any = None) -> 
         TimeElapsedColumn,
     )
 
-    from specsched.planner import PointKind, run_profile
-    from specsched.tune.engine_profile import engine_metadata
+    from specsched.tune.profile_run import profile_engine
 
     grid = grid_from_args(args, engine=True)
-    measure = _engine_measure(args, grid, llm)
-    metadata = engine_metadata(measure.cfg)
+    cfg = engine_config_from_args(args)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=stdout_console()) as bar:
         task = bar.add_task("profiling (loading the model)", total=None)
 
-        def progress(done: int, total: int, point: Any) -> None:
-            what = (f"acceptance ctx {point.ctx}" if point.kind is PointKind.ACCEPTANCE
-                    else f"B={point.batch_size} ctx={point.ctx} K={point.k}")
+        def progress(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, total=total, description=f"profiled {what}")
 
-        return run_profile(out, grid, metadata, measure, progress=progress)
+        return profile_engine(out, grid, cfg, progress=progress)
 
 
-def _run_engine_profile(args: argparse.Namespace) -> Any:
+def _run_engine_profile(args: argparse.Namespace) -> Profile:
     if args.out is None:
         raise UserError("--out is required: the profile (and its resume file) go there")
     out = Path(args.out)

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from specsched.cli._common import print_json, stdout_console
+from specsched.errors import UserError
 
 
 def register(sub: Any) -> None:
@@ -21,6 +22,8 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--ignore-corrupt-tail", action="store_true",
                    help="analyze a file whose last line is cut off (the line is reported, unused)")
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="analyze a file holding a measured trial key twice (keeps the first)")
     p.set_defaults(func=run)
 
 
@@ -30,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     from specsched.bench.results import read_results
 
     results = read_results(args.results, allow_corrupt_tail=args.ignore_corrupt_tail)
-    an = analyze(results, Metric(args.metric))
+    try:
+        an = analyze(results, Metric(args.metric), allow_duplicates=args.allow_duplicates)
+    except UserError as exc:
+        raise UserError(f"{args.results}: {exc}") from None
     out = args.out or args.results.with_name(args.results.stem + "-report")
     paths = write_report(an, out, charts=not args.no_charts)
     if args.json:
@@ -44,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"[bold red]warning:[/] {w}", markup=True)
     for s in an.scenarios:
         table = Table(title=f"{s.name}: noise floor ±{fmt_pct(s.floor)}")
-        for col in ("arm", "n", f"median {an.metric.value}", "spread",
+        for col in ("arm", "n", "failed", f"median {an.metric.value}", "spread",
                     f"vs {an.baseline} [95% CI]", "verdict"):
             table.add_column(col)
         for r in s.rows:
-            table.add_row(r.arm, str(r.summary.n), f"{r.summary.median:.4g}",
+            table.add_row(r.arm, str(r.summary.n), str(r.failed), f"{r.summary.median:.4g}",
                           fmt_pct(r.summary.spread), fmt_ratio(r), verdict_text(r))
         con.print(table)
     con.print(f"report: {', '.join(str(p) for p in paths)}")

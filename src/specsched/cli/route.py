@@ -6,7 +6,7 @@ import argparse
 
 from specsched.cli._common import parse_int_list, print_json, stdout_console
 from specsched.errors import UserError
-from specsched.router import CtxAgg, route, route_per_request
+from specsched.policy import BatchState, CtxAgg, PolicyConfig
 from specsched.schedule import load_schedule
 
 
@@ -46,14 +46,18 @@ def run(args: argparse.Namespace) -> int:
                 f"--prompt-lens has {len(prompts)} items but --ctx has {len(ctx)}; "
                 f"give one prompt length per request"
             )
+    policy = PolicyConfig(schedule=s, ctx_agg=CtxAgg(args.agg),
+                          per_request_k=args.per_request).build()
     if args.per_request:
-        ks = route_per_request(s, ctx)
+        # per-request K in its own context's column; no prefill cap: K as the schedule gives it
+        ks = policy.decide(BatchState.from_counts(ctx)).num_spec_tokens
         if args.json:
-            print_json({"batch_size": len(ctx), "k": ks})
+            print_json({"batch_size": len(ctx), "k": list(ks)})
         else:
             stdout_console().print(" ".join(str(k) for k in ks))
         return 0
-    decision = route(s, ctx, prompts, CtxAgg(args.agg))
+    decision = policy.decide(BatchState.from_counts(ctx, prompts)).route
+    assert decision is not None  # batch mode always routes
     if args.json:
         print_json(decision.to_json())
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
 
 MARKER = ".specsched-demo"  # marks a folder the demo wrote (safe to resume or --force over)
@@ -51,8 +52,7 @@ class DemoConfig:
     model: str = "smollm2-135m"
     threads: int = 1
     dtype: str = "float32"
-    drafter: str = "streaming"
-    window: int = 256
+    speculative: SpeculativeConfig = field(default_factory=SpeculativeConfig)  # the drafter
     batch_sizes: tuple[int, ...] = (1, 4)
     contexts: tuple[int, ...] = (512, 4096)
     ks: tuple[int, ...] = (0, 1, 2, 3)

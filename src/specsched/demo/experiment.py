@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 
 from specsched.demo.config import DemoConfig, DemoScenario
+from specsched.io import atomic_write_text
 from specsched.planner import Arm
-from specsched.planner.profile_io import atomic_write_text
 from specsched.tune.pipeline import SCHEDULE_2D, SCHEDULE_BATCH_ONLY, TunePlans
 
 BASELINE = "no-spec"
@@ -55,12 +55,13 @@ def experiment_obj(cfg: DemoConfig, best_static_k: int,
             "model": cfg.model,
             "threads": cfg.threads,
             "dtype": cfg.dtype,
-            "window": cfg.window,
+            "window": cfg.speculative.window,
+            "num_sink_tokens": cfg.speculative.num_sink_tokens,
             "max_num_seqs": cfg.max_num_seqs,
             "max_model_len": cfg.max_model_len,
             "vary_text": False,
         },
-        "drafter": cfg.drafter,
+        "drafter": cfg.speculative.drafter_label,
         "seed": cfg.seed,
         "replicates": cfg.replicates,
         "warmup": 0,

@@ -18,7 +18,7 @@ import json
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specsched.bench.analysis import Analysis
 from specsched.bench.dryrun import DryRun
@@ -27,6 +27,11 @@ from specsched.demo.config import MARKER, DemoConfig
 from specsched.demo.experiment import BASELINE, resolved_scenarios, write_experiment
 from specsched.errors import UserError
 from specsched.tune.pipeline import PlanSettings, TunePlans
+
+if TYPE_CHECKING:
+    from specsched.engine.llm import LLM
+    from specsched.planner import Profile, ProfileGrid
+    from specsched.tune.engine_profile import EngineProfileConfig
 
 PROFILE = "profile.json"
 EXPERIMENT = "experiment.yaml"
@@ -75,15 +80,14 @@ def prepare_out(out: Path, cfg: DemoConfig, force: bool) -> bool:
     return False
 
 
-def _profile_args(cfg: DemoConfig) -> Any:
+def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
     from specsched.planner import ProfileGrid
     from specsched.tune.engine_profile import EngineProfileConfig
 
     grid = ProfileGrid(tuple(cfg.batch_sizes), tuple(cfg.contexts), tuple(cfg.ks))
     pcfg = EngineProfileConfig(
-        model=cfg.model, drafter=cfg.drafter, window=cfg.window, dtype=cfg.dtype,
-        threads=cfg.threads, repeats=cfg.repeats, warmup=cfg.warmup_steps,
-        acceptance_tokens=cfg.acceptance_tokens,
+        model=cfg.model, speculative=cfg.speculative, dtype=cfg.dtype, threads=cfg.threads,
+        repeats=cfg.repeats, warmup=cfg.warmup_steps, acceptance_tokens=cfg.acceptance_tokens,
     )
     return grid, pcfg
 
@@ -93,9 +97,9 @@ class _LazyLLM:
 
     def __init__(self, cfg: DemoConfig) -> None:
         self.cfg = cfg
-        self.llm: Any = None
+        self.llm: LLM | None = None
 
-    def get(self) -> Any:
+    def get(self) -> LLM:
         if self.llm is None:
             from specsched.engine import LLM
 
@@ -106,31 +110,11 @@ class _LazyLLM:
         return self.llm
 
 
-def _profile(out: Path, cfg: DemoConfig, lazy: _LazyLLM, ui: DemoUI) -> Any:
-    from specsched.planner import PointKind, load_profile, run_profile
-    from specsched.tune.engine_profile import EngineProfiler, engine_metadata
+def _profile(out: Path, cfg: DemoConfig, lazy: _LazyLLM, ui: DemoUI) -> Profile:
+    from specsched.tune.profile_run import profile_engine
 
     grid, pcfg = _profile_args(cfg)
-    path = out / PROFILE
-    if path.exists():
-        profile = load_profile(path)
-        if not profile.missing_points():
-            return profile
-
-    def progress(done: int, total: int, point: Any) -> None:
-        what = (f"acceptance ctx {point.ctx}" if point.kind is PointKind.ACCEPTANCE
-                else f"B={point.batch_size} ctx={point.ctx} K={point.k}")
-        ui.profile_progress(done, total, what)
-
-    class Deferred:  # the model loads at the first point actually measured
-        profiler: Any = None
-
-        def __call__(self, point: Any) -> Any:
-            if self.profiler is None:
-                self.profiler = EngineProfiler(pcfg, grid, lazy.get())
-            return self.profiler(point)
-
-    return run_profile(path, grid, engine_metadata(pcfg), Deferred(), progress=progress)
+    return profile_engine(out / PROFILE, grid, pcfg, lazy.get, ui.profile_progress)
 
 
 def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> DemoResult:

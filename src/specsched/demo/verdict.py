@@ -6,12 +6,12 @@ are the baseline's configuration on a scenario are reported as such, never as a 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from specsched.bench.analysis import Analysis
 from specsched.bench.dryrun import DryRun
-from specsched.bench.report import json_safe, write_atomic
+from specsched.bench.report import json_safe
+from specsched.io import atomic_write_json, atomic_write_text
 
 
 def conclusions(rows: list[dict[str, Any]], an: Analysis) -> list[str]:
@@ -39,7 +39,7 @@ def conclusions(rows: list[dict[str, Any]], an: Analysis) -> list[str]:
 
 def write_verdict(path: Any, rows: list[dict[str, Any]], an: Analysis) -> None:
     obj = {"rows": rows, "conclusions": conclusions(rows, an), "warnings": list(an.warnings)}
-    write_atomic(path, json.dumps(json_safe(obj), indent=1) + "\n")
+    atomic_write_json(path, json_safe(obj))
 
 
 def _fmt(x: float | None, fmt: str) -> str:
@@ -67,4 +67,4 @@ def append_verdict_md(path: Any, rows: list[dict[str, Any]], an: Analysis, dry: 
                   + " | ".join(ctl), ""]
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    write_atomic(path, text + "\n".join(lines))
+    atomic_write_text(path, text + "\n".join(lines))

@@ -1,11 +1,12 @@
-"""LLMEngine: one `step()` = schedule -> (route K, propose) -> run -> verify -> postprocess.
+"""LLMEngine: one `step()` = schedule -> decide K -> draft -> forward -> verify -> postprocess.
 
-One code path for every step. The speculator routes K per step (or per request) from the schedule;
-decoding request i feeds [last token, d_1 .. d_{n_i}] (n_i <= K_i drafts, n_i = 0 is plain
-decoding) and gets n_i + 1 logits rows; prefill chunks feed prompt tokens and get a row only when
-the prompt completes. Verification (`specsched.engine.verify`) turns the rows into accepted drafts
-plus one recovered or bonus token — with no drafts that is exactly plain sampling — and rollback is
-num_computed_tokens = old + accepted + 1 (Leviathan et al. 2023, arXiv:2211.17192).
+One code path for every step. The speculator asks the K policy (`specsched.policy`) for K per
+request, capped to what fits; decoding request i feeds [last token, d_1 .. d_{n_i}] (n_i <= K_i
+drafts, n_i = 0 is plain decoding) and gets n_i + 1 logits rows; prefill chunks feed prompt tokens
+and get a row only when the prompt completes. Verification (`specsched.engine.spec.verify`) turns
+the rows into accepted drafts plus one recovered or bonus token — with no drafts that is exactly
+plain sampling — and rollback is num_computed_tokens = old + accepted + 1 (Leviathan et al. 2023,
+arXiv:2211.17192).
 """
 
 from __future__ import annotations
@@ -15,20 +16,22 @@ import time
 
 import torch
 
-from specsched.engine.attention import build_metadata
-from specsched.engine.compiled import check_compile_support
 from specsched.engine.config import EngineConfig, ModelConfig
-from specsched.engine.drafters.base import DraftBatch, Drafter, DraftProposal
-from specsched.engine.kv_cache import KVCache
-from specsched.engine.model import LlamaModel
-from specsched.engine.prefix_cache import PrefixCache, block_hashes
-from specsched.engine.sampling import SamplingParams, make_generator, processed_probs
-from specsched.engine.scheduler import ScheduledSeq, Scheduler, SchedulerOutput
-from specsched.engine.sequence import Sequence, check_prompt_ids
-from specsched.engine.spec_config import NO_SPECULATION, SpeculativeConfig
-from specsched.engine.spec_stats import RunStats, StepStats
-from specsched.engine.speculator import Speculator, StepPlan, build_drafter
-from specsched.engine.verify import VerifyResult, verify_greedy, verify_sampling
+from specsched.engine.layers.attention import build_metadata
+from specsched.engine.layers.compiled import check_compile_support
+from specsched.engine.layers.kv_cache import KVCache
+from specsched.engine.layers.model import LlamaModel
+from specsched.engine.recorder import Phase, StepClock, record_step, step_outcome
+from specsched.engine.sampling.params import SamplingParams
+from specsched.engine.sampling.sampler import make_generator, processed_probs
+from specsched.engine.sched.prefix_cache import PrefixCache, block_hashes
+from specsched.engine.sched.scheduler import Scheduler, SchedulerOutput
+from specsched.engine.sched.sequence import FinishReason, Sequence, check_prompt_ids
+from specsched.engine.spec.config import NO_SPECULATION, SpeculativeConfig
+from specsched.engine.spec.drafters.base import Drafter
+from specsched.engine.spec.speculator import Drafts, Speculator, build_drafter
+from specsched.engine.spec.verify import VerifyResult, verify_greedy, verify_sampling
+from specsched.engine.stats import RunStats, StepStats
 from specsched.errors import UserError
 
 DTYPES: dict[str, torch.dtype] = {
@@ -36,7 +39,6 @@ DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
 }
-ABORTED = "abort"  # finish_reason of a request stopped by `LLMEngine.abort`
 
 
 class LLMEngine:
@@ -65,9 +67,7 @@ class LLMEngine:
             PrefixCache(cfg.max_num_seqs, cfg.block_size) if cfg.enable_prefix_caching else None
         )
         self.scheduler = Scheduler(cfg, self.prefix_cache)
-        spec = speculative or NO_SPECULATION
-        drafter = build_drafter(spec, cfg, self.model, self.kv, dtype)
-        self.speculator = Speculator(spec, cfg, drafter)
+        self.speculator = self._speculator(speculative)
         self.stats = RunStats()
         self.last_step: StepStats | None = None  # the latest step(); None if it ran nothing
         self._next_id = 0
@@ -81,9 +81,12 @@ class LLMEngine:
         weights, KV cache and prefix cache (benchmarks compare arms on one engine)."""
         if self.has_unfinished():
             raise UserError("cannot change the speculative config while requests are running")
+        self.speculator = self._speculator(speculative)
+
+    def _speculator(self, speculative: SpeculativeConfig | None) -> Speculator:
         spec = speculative or NO_SPECULATION
         drafter = build_drafter(spec, self.cfg, self.model, self.kv, DTYPES[self.cfg.dtype])
-        self.speculator = Speculator(spec, self.cfg, drafter)
+        return Speculator(spec, self.cfg, drafter)
 
     def reset_stats(self) -> RunStats:
         """Start a new aggregate; return the previous one."""
@@ -116,99 +119,50 @@ class LLMEngine:
 
     def step(self) -> list[Sequence]:
         """Run one engine step; return the sequences that finished in it."""
-        t_start = time.perf_counter()
+        clock = StepClock()
         self.last_step = None
         out = self.scheduler.schedule()
         if not out.scheduled:
             return []
-        plan = self.speculator.plan(out.scheduled)
-        decode = [i for i, s in enumerate(out.scheduled) if not s.seq.is_prefilling]
-        batch: DraftBatch | None = None
-        proposal: DraftProposal | None = None
-        t_draft = time.perf_counter()
-        if any(plan.num_spec_tokens):  # K = 0 steps never build a draft batch
-            batch = self.speculator.draft_batch([out.scheduled[i].seq for i in decode])
-            proposal = self.speculator.propose(batch, [plan.num_spec_tokens[i] for i in decode])
-        t_verify = time.perf_counter()
-        drafts = self._drafts_per_entry(len(out.scheduled), decode, proposal)
-        out = SchedulerOutput(
-            tuple(
-                dataclasses.replace(s, num_new_tokens=s.num_new_tokens + len(d),
-                                    num_spec_tokens=len(d))
-                for s, d in zip(out.scheduled, drafts, strict=True)
-            ),
-            out.kv_copies,
-        )
-        logits = self.run(out, drafts)
-        result = self.verify(out, logits, drafts, proposal)
-        t_post = time.perf_counter()
-        if batch is not None and self.speculator.drafter is not None:
-            acc = result.num_accepted.tolist()
-            sampled = [i for i, s in enumerate(out.scheduled) if self._samples(s)]
-            by_entry = dict(zip(sampled, acc, strict=True))
-            self.speculator.drafter.on_verified(batch, [by_entry[i] for i in decode])
-        finished = self.postprocess(out, result, plan)
-        t_end = time.perf_counter()
-        draft_s = t_verify - t_draft if batch is not None else 0.0
-        self.last_step = StepStats(
-            wall_s=t_end - t_start,
-            draft_s=draft_s,
-            verify_s=t_post - t_verify,
-            overhead_s=(t_end - t_start) - (t_post - t_verify) - draft_s,
-            num_decode=len(decode),
-            num_prefill=len(out.scheduled) - len(decode),
-            num_new_tokens=out.num_tokens,
-            num_spec_tokens=sum(s.num_spec_tokens for s in out.scheduled),
-            num_accepted_tokens=int(result.num_accepted.sum()),
-            routed_k=plan.routed_k if decode else None,
-        )
-        self.stats.add_step(self.last_step, t_end)
+        decision = self.speculator.decide(out.scheduled)
+        drafts = None
+        if any(decision.num_spec_tokens):  # K = 0 steps never build a draft batch
+            with clock.phase(Phase.DRAFT):
+                drafts = self.speculator.propose(out.scheduled, decision)
+        if drafts is not None:
+            out = out.with_drafts(drafts.per_entry(len(out.scheduled)))
+        with clock.phase(Phase.VERIFY):
+            result = self.verify(out, self.run(out), drafts)
+        outcome = step_outcome(out, result, decision)  # before postprocess moves the counters
+        self.speculator.on_verified(drafts, [r.num_accepted_tokens for r in outcome.requests])
+        finished = self.postprocess(out, result)
+        self.last_step = record_step(self.stats, out, decision, outcome, clock,
+                                     self.speculator.ctx_buckets)
+        self.speculator.observe(dataclasses.replace(outcome, step_time_s=self.last_step.wall_s))
         return finished
 
     def abort(self, seq: Sequence) -> bool:
         """Stop an unfinished request now: it leaves the queue or frees its slot (its prompt
         blocks stay in the prefix cache), its drafter state is released, and its
-        finish_reason becomes "abort". False if it had already finished."""
+        finish_reason becomes ABORT. False if it had already finished."""
         if seq.finished:
             return False
-        was_running = self.scheduler.abort(seq)
-        if was_running and self.speculator.drafter is not None and seq.slot is not None:
-            self.speculator.drafter.release(seq.slot)
-        seq.finish_reason = ABORTED
+        if self.scheduler.abort(seq):
+            self.speculator.release(seq)
+        seq.finish_reason = FinishReason.ABORT
         return True
 
-    @staticmethod
-    def _drafts_per_entry(
-        n: int, decode: list[int], proposal: DraftProposal | None
-    ) -> list[list[int]]:
-        drafts: list[list[int]] = [[] for _ in range(n)]
-        if proposal is not None:
-            for i, d in zip(decode, proposal.to_lists(), strict=True):
-                drafts[i] = d
-        return drafts
-
-    @staticmethod
-    def _samples(s: ScheduledSeq) -> bool:
-        """Whether the entry yields tokens this step (decode, or the last prompt chunk)."""
-        seq = s.seq
-        return not seq.is_prefilling or seq.num_computed_tokens + s.num_new_tokens >= len(
-            seq.token_ids
-        )
-
-    def run(self, out: SchedulerOutput, drafts: list[list[int]]) -> torch.Tensor:
+    def run(self, out: SchedulerOutput) -> torch.Tensor:
         """One ragged forward; logits rows [sum over sampling entries of (n_i + 1), V]."""
         for c in out.kv_copies:
             self.kv.copy_prefix(c.src_slot, c.dst_slot, c.num_tokens)
         input_ids: list[int] = []
         logits_rows: list[int] = []
-        for s, d in zip(out.scheduled, drafts, strict=True):
-            seq = s.seq
-            start = seq.num_computed_tokens
-            input_ids.extend(seq.token_ids[start : start + s.num_new_tokens - len(d)])
-            input_ids.extend(d)
-            if self._samples(s):  # the last token and every draft get a row
+        for s in out.scheduled:
+            input_ids.extend(s.input_ids())
+            if s.samples:  # the last token and every draft get a row
                 n = len(input_ids)
-                logits_rows.extend(range(n - 1 - len(d), n))
+                logits_rows.extend(range(n - 1 - s.num_spec_tokens, n))
         meta = build_metadata(
             [s.seq.slot for s in out.scheduled if s.seq.slot is not None],
             [s.seq.num_computed_tokens for s in out.scheduled],
@@ -223,52 +177,40 @@ class LLMEngine:
         self,
         out: SchedulerOutput,
         logits: torch.Tensor,  # [sum (n_i + 1), V]
-        drafts: list[list[int]],
-        proposal: DraftProposal | None,
+        drafts: Drafts | None,
     ) -> VerifyResult:
         """Accepted drafts + recovered/bonus token for every sampling entry (n_i = 0: sample)."""
-        seqs = [s.seq for s in out.scheduled if self._samples(s)]
-        ks = [len(d) for s, d in zip(out.scheduled, drafts, strict=True) if self._samples(s)]
-        flat = torch.tensor([t for d in drafts for t in d], dtype=torch.long, device=self.device)
+        sampling = [s for s in out.scheduled if s.samples]
+        seqs = [s.seq for s in sampling]
+        ks = [s.num_spec_tokens for s in sampling]
+        flat = torch.tensor([t for s in sampling for t in s.spec_token_ids], dtype=torch.long,
+                            device=self.device)
         if all(seq.params.greedy for seq in seqs):
             return verify_greedy(flat, ks, logits)
         probs = processed_probs(logits, [seq.params for seq in seqs], [k + 1 for k in ks])
-        q = None if proposal is None else proposal.draft_probs
+        q = None if drafts is None else drafts.proposal.draft_probs
         return verify_sampling(flat, ks, q, probs, [seq.generator for seq in seqs])
 
-    def postprocess(
-        self, out: SchedulerOutput, result: VerifyResult, plan: StepPlan
-    ) -> list[Sequence]:
+    def postprocess(self, out: SchedulerOutput, result: VerifyResult) -> list[Sequence]:
+        """Advance every entry: computed tokens (rolling back rejected drafts), output tokens,
+        stop conditions, prefix-cache registration."""
         now = time.perf_counter()
         finished: list[Sequence] = []
         outputs = result.to_lists()
         accepted = result.num_accepted.tolist()
-        run = self.stats
         row = 0
-        if any(not s.seq.is_prefilling for s in out.scheduled):
-            run.record_k(plan.routed_k)
-        for s, k in zip(out.scheduled, plan.num_spec_tokens, strict=True):
+        for s in out.scheduled:
             seq = s.seq
-            st = seq.stats
-            if st.first_scheduled_time is None:
-                st.first_scheduled_time = now
             was_prefilling = seq.is_prefilling
-            st.num_steps += 1
-            st.num_prefill_steps += int(was_prefilling)
-            st.num_decode_steps += int(not was_prefilling)
-            if not self._samples(s):
+            if not s.samples:
                 seq.num_computed_tokens += s.num_new_tokens  # mid-prompt chunk
             else:
                 tokens, a = outputs[row], accepted[row]
                 row += 1
                 if was_prefilling:
                     seq.num_computed_tokens += s.num_new_tokens
-                else:
-                    ctx = seq.num_computed_tokens
-                    st.k_histogram[k] = st.k_histogram.get(k, 0) + 1
-                    st.spec.record(s.num_spec_tokens, a)
-                    run.record_request(self.speculator.bucket(ctx), s.num_spec_tokens, a)
-                    seq.num_computed_tokens = ctx + a + 1  # rollback of rejected positions
+                else:  # rollback of rejected positions: keep last token + accepted drafts
+                    seq.num_computed_tokens += a + 1
                 self._append(seq, tokens, now, finished)
             if self.prefix_cache is not None and was_prefilling:
                 assert seq.slot is not None
@@ -291,17 +233,16 @@ class LLMEngine:
                 seq.finish_reason = reason
                 st.finish_time = now
                 self.scheduler.free(seq)
-                if self.speculator.drafter is not None and seq.slot is not None:
-                    self.speculator.drafter.release(seq.slot)
+                self.speculator.release(seq)
                 finished.append(seq)
                 return
 
-    def _stop_reason(self, seq: Sequence, token: int) -> str | None:
+    def _stop_reason(self, seq: Sequence, token: int) -> FinishReason | None:
         p = seq.params
         is_eos = token in self.model_cfg.eos_token_ids
         if (is_eos and not p.ignore_eos) or token in p.stop_token_ids:
-            return "stop"
+            return FinishReason.STOP
         full = len(seq.token_ids) >= self.cfg.max_model_len
         if len(seq.output_token_ids) >= p.max_tokens or full:
-            return "length"
+            return FinishReason.LENGTH
         return None

@@ -6,14 +6,15 @@ from collections.abc import Callable
 from collections.abc import Sequence as Seq
 from typing import Any
 
+from specsched.corpus import corpus_token_ids
 from specsched.engine.config import EngineConfig
 from specsched.engine.engine import LLMEngine
-from specsched.engine.models import DEFAULT_MODEL, load_model
-from specsched.engine.sampling import SamplingParams
-from specsched.engine.sequence import Output, Sequence
-from specsched.engine.spec_config import SpeculativeConfig
-from specsched.engine.spec_stats import RunStats
-from specsched.engine.tokenizer import TextTokenizer
+from specsched.engine.loading.registry import DEFAULT_MODEL, load_model
+from specsched.engine.loading.tokenizer import TextTokenizer
+from specsched.engine.sampling.sampler import SamplingParams
+from specsched.engine.sched.sequence import FinishReason, Output, Sequence
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.engine.stats import RunStats
 from specsched.errors import UserError
 
 Prompt = str | list[int]
@@ -59,6 +60,12 @@ class LLM:
         if use_chat_template:
             prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}])
         return self.tokenizer.encode(prompt)
+
+    def corpus_token_ids(self) -> list[int]:
+        """The offline text corpus (`specsched.corpus`) in this model's tokens: what profiles and
+        benchmarks cut their exact-length prompts from."""
+        encode = None if self.tokenizer is None else self.tokenizer.encode
+        return corpus_token_ids(encode, self.engine.model_cfg.vocab_size)
 
     def generate(
         self,
@@ -114,6 +121,6 @@ class LLM:
             prompt_token_ids=seq.token_ids[: seq.num_prompt_tokens],
             token_ids=out_ids,
             text=text,
-            finish_reason=seq.finish_reason or "length",
+            finish_reason=seq.finish_reason or FinishReason.LENGTH,
             stats=seq.stats,
         )

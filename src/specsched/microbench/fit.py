@@ -32,7 +32,7 @@ class Predictor(str, Enum):
 
 
 class Aggregator(str, Enum):
-    """The router aggregator a verdict points at (values match `specsched.router.CtxAgg`)."""
+    """The router aggregator a verdict points at (values match `specsched.policy.route.CtxAgg`)."""
 
     MEAN = "mean"
     MAX = "max"

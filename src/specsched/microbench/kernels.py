@@ -6,7 +6,7 @@ Every kernel computes, for each of the B sequences, the attention of its q = K+1
 memory cap, so the sweep streams from memory the way a real step does, instead of re-reading one
 layer's cache from CPU/GPU caches). Writing the new K/V is not timed: it costs B x q in every shape.
 
-- `engine`: `specsched.engine.attention.ragged_attention` over the per-slot cache
+- `engine`: `specsched.engine.layers.attention.ragged_attention` over the per-slot cache
   `[S, Hkv, max_model_len, D]`: one SDPA per sequence per layer, reads Σctx.
 - `padded`: one SDPA over `[B, Hkv, max ctx + q, D]` (the same per-slot cache, sliced) with a
   causal key-padding mask: reads B x max ctx.
@@ -25,7 +25,7 @@ from enum import Enum
 import torch
 import torch.nn.functional as F
 
-from specsched.engine.attention import build_metadata, ragged_attention
+from specsched.engine.layers.attention import build_metadata, ragged_attention
 from specsched.microbench.geometry import AttentionGeometry
 from specsched.microbench.shapes import BatchShape
 

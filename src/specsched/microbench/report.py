@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from specsched.errors import UserError
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temp file in the same folder + os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from specsched.io import atomic_write_json
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:
     try:
-        write_atomic(path, (json.dumps(result, indent=2) + "\n").encode())
+        atomic_write_json(path, result, indent=2)
     except OSError as exc:
         raise UserError(f"{path}: cannot write the result: {exc}") from None
 

@@ -13,12 +13,11 @@ Format (schema_version 1; documented with an example in notes/planner.md and exa
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from specsched.errors import UserError
+from specsched.io import atomic_write_json
 from specsched.planner.profile import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -30,22 +29,6 @@ from specsched.planner.profile import (
     Stat,
     TimingPoint,
 )
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Temp file in the same folder + fsync + os.replace: readers never see half a file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _stat_obj(s: Stat | None) -> dict[str, Any] | None:
@@ -238,4 +221,4 @@ def load_profile(path: str | Path) -> Profile:
 
 
 def save_profile(profile: Profile, path: str | Path) -> None:
-    atomic_write_text(path, json.dumps(profile_to_obj(profile), indent=1) + "\n")
+    atomic_write_json(path, profile_to_obj(profile))

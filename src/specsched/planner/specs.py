@@ -8,13 +8,13 @@ names or a Hugging Face `config.json` (num_hidden_layers, num_attention_heads, .
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from specsched.errors import UserError
+from specsched.io import dataclass_from_mapping
 from specsched.planner.roofline import HardwareSpec, ModelSpec
 
 
@@ -60,17 +60,6 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     return obj
 
 
-def _build(cls: type, obj: dict[str, Any], where: str) -> Any:
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(obj) - names)
-    if unknown:
-        raise UserError(f"{where}: unknown keys {unknown}; expected some of {sorted(names)}")
-    try:
-        return cls(**obj)
-    except TypeError as exc:
-        raise UserError(f"{where}: {exc}") from None
-
-
 def resolve_hardware(name_or_path: str) -> HardwareSpec:
     """A built-in name (H100-SXM, H200, A100-80GB, L40S; case-insensitive) or a JSON file."""
     table = builtin_hardware()
@@ -84,7 +73,7 @@ def resolve_hardware(name_or_path: str) -> HardwareSpec:
     if path.suffix.lower() == ".json" or path.exists():
         obj = _read_json(path, "hardware")
         obj.setdefault("name", path.stem)
-        return _build(HardwareSpec, obj, str(path))
+        return dataclass_from_mapping(HardwareSpec, obj, str(path))
     raise UserError(
         f"unknown GPU {name_or_path!r}; built-in: {', '.join(table)}; or give a JSON file with "
         f"name, mem_bandwidth_gbps, peak_tflops"
@@ -125,7 +114,7 @@ def resolve_model(name_or_path: str) -> ModelSpec:
         if "num_hidden_layers" in obj:
             return model_from_hf_config(obj, path.stem)
         obj.setdefault("name", path.stem)
-        return _build(ModelSpec, obj, str(path))
+        return dataclass_from_mapping(ModelSpec, obj, str(path))
     raise UserError(
         f"unknown model {name_or_path!r}; built-in: {', '.join(table)}; or give a JSON file "
         f"(ModelSpec fields or a Hugging Face config.json)"

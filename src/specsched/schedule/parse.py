@@ -7,24 +7,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from specsched.errors import ScheduleError
-from specsched.schedule.model import CTX_INF, Schedule
+from specsched.schedule.model import CTX_INF, INF, MAX_SPEC_TOKENS, Schedule
 
 
-def _as_int(value: Any, where: str) -> int:
-    """An integer item: ints, and floats without a fraction. Bools and everything else rejected."""
+def _short(value: Any) -> str:
+    """repr of a bad item, cut so a 10,000-digit number does not flood the error line."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a huge int"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _as_int(value: Any, where: str, hi: int = INF) -> int:
+    """An integer item in [-inf, hi]. Only ints: a float is an error even when whole (1.0), as is
+    a bool: a schedule holds counts, and a silently rounded K is a different schedule."""
     if isinstance(value, bool):
         raise ScheduleError(f"{where}: must be an integer, got a boolean ({value!r})")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise ScheduleError(f"{where}: must be an integer, got {value!r}")
+    if not isinstance(value, int):
+        kind = "a float" if isinstance(value, float) else type(value).__name__
+        raise ScheduleError(f"{where}: must be an integer, got {kind} ({_short(value)})")
+    if value > hi:
+        raise ScheduleError(f"{where}: {_short(value)} is too large (at most {hi})")
+    return value
 
 
 def _check_max_k(max_k: Any) -> int | None:
     if max_k is None:
         return None
-    value = _as_int(max_k, "max_k")
+    value = _as_int(max_k, "max_k", MAX_SPEC_TOKENS)
     if value < 0:
         raise ScheduleError(f"max_k: must be >= 0, got {value}")
     return value
@@ -52,7 +60,11 @@ def _normalize_entries(entries: Any) -> tuple[int, list[tuple[int, ...]]]:
                 f"entry {i} {list(entry)!r}: mixes {len(entry)}-item and {arity}-item entries; "
                 f"use one form for the whole schedule"
             )
-        values = tuple(_as_int(v, f"entry {i} item {j}") for j, v in enumerate(entry))
+        last = len(entry) - 1
+        values = tuple(
+            _as_int(v, f"entry {i} item {j}", MAX_SPEC_TOKENS if j == last else INF)
+            for j, v in enumerate(entry)
+        )
         rows.append(values)
     return arity, rows
 

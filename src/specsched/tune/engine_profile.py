@@ -17,27 +17,24 @@ arXiv:2408.11049).
 
 from __future__ import annotations
 
-import os
-import platform
-import time
-from dataclasses import dataclass
-from importlib import metadata as importlib_metadata
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
+from specsched.corpus import shared_prefix_prompts
+from specsched.engine.driver import DriveResult, drive, warm_prefix
+from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
 from specsched.errors import UserError
 from specsched.planner import (
     AcceptancePoint,
     MeasurePoint,
     PointKind,
     ProfileGrid,
-    ProfileMetadata,
-    ProfileSource,
     Stat,
     TimingPoint,
     conditional_from_prefix_rates,
 )
-from specsched.tune.driver import DriveResult, drive, warm_prefix
-from specsched.tune.prompts import corpus_token_ids, shared_prefix_prompts
+from specsched.policy import PolicyConfig
 
 SUFFIX_TOKENS = 16
 TEXT_SEED = 0  # which slice of the corpus the profile decodes
@@ -45,12 +42,11 @@ TEXT_SEED = 0  # which slice of the corpus the profile decodes
 
 @dataclass(frozen=True, slots=True)
 class EngineProfileConfig:
-    """What to profile with. `drafter`: streaming | ngram | model:PATH (the engine's names)."""
+    """What to profile with. `speculative`: the drafter and its settings (its policy is replaced
+    by static K at every timing point)."""
 
     model: str = "smollm2-135m"
-    drafter: str = "streaming"
-    window: int = 256
-    num_sink_tokens: int = 4
+    speculative: SpeculativeConfig = field(default_factory=SpeculativeConfig)
     dtype: str = "float32"
     device: str = "cpu"
     threads: int | None = 1
@@ -60,9 +56,9 @@ class EngineProfileConfig:
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
 
     def __post_init__(self) -> None:
-        if self.drafter == "none":
+        if self.speculative.drafter is DrafterKind.NONE:
             raise UserError("profiling needs a drafter: streaming, ngram or model:PATH")
-        for name in ("repeats", "acceptance_tokens", "window", "max_num_batched_tokens"):
+        for name in ("repeats", "acceptance_tokens", "max_num_batched_tokens"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be >= 1")
         if self.warmup < 0:
@@ -72,65 +68,15 @@ class EngineProfileConfig:
 
     @property
     def drafter_label(self) -> str:
-        if self.drafter == "streaming":
-            return f"streaming W={self.window} sinks={self.num_sink_tokens}"
-        return self.drafter
+        spec = self.speculative
+        if spec.drafter is DrafterKind.STREAMING:
+            return f"streaming W={spec.window} sinks={spec.num_sink_tokens}"
+        return spec.drafter_label
 
     def max_model_len(self, grid: ProfileGrid) -> int:
         """Room for the longest context plus every decoded token of a point."""
         per_point = (self.warmup + self.repeats + 2) * (grid.ks[-1] + 1)
         return grid.contexts[-1] + max(per_point, self.acceptance_tokens + grid.ks[-1]) + 64
-
-
-def _versions() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name in ("specsched", "torch", "numpy", "tokenizers"):
-        try:
-            out[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def describe_device(device: str) -> str:
-    """A stable device label (part of the resume identity: no load figures in it)."""
-    if device == "cpu":
-        return f"cpu: {_cpu_name()} ({os.cpu_count()} logical cores)"
-    import torch
-
-    return f"{device}: {torch.cuda.get_device_name(torch.device(device))}"
-
-
-def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadata:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    text = (
-        f"specsched profile --engine: repeats {cfg.repeats}, warm-up {cfg.warmup} steps, "
-        f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
-        f"acceptance from {cfg.acceptance_tokens} tokens/request; load average at start "
-        f"{load:.2f}. {notes}"
-    ).strip()
-    return ProfileMetadata(
-        model=cfg.model,
-        drafter=cfg.drafter_label,
-        dtype=cfg.dtype,
-        device=describe_device(cfg.device),
-        threads=cfg.threads,
-        source=ProfileSource.ENGINE,
-        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        library_versions=_versions(),
-        notes=text,
-    )
 
 
 def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> Any:
@@ -171,21 +117,17 @@ class EngineProfiler:
 
     def _prompts(self, batch_size: int, ctx: int) -> list[list[int]]:
         if self._pieces is None:
-            self._pieces = corpus_token_ids(self.llm)
+            self._pieces = self.llm.corpus_token_ids()
         max_b = self.grid.batch_sizes[-1]
         prompts = shared_prefix_prompts(self._pieces, max_b, ctx, SUFFIX_TOKENS, TEXT_SEED)
         warm_prefix(self.llm.engine, prompts)  # untimed; only what the prefix cache lacks
         return prompts[:batch_size]
 
-    def _spec(self, k: int) -> Any:
-        from specsched.engine import SpeculativeConfig, static_schedule
-
+    def _spec(self, k: int) -> SpeculativeConfig | None:
+        """The profile's drafter at static K (None: plain decoding)."""
         if k == 0:
             return None
-        return SpeculativeConfig(
-            drafter=self.cfg.drafter, window=self.cfg.window,
-            num_sink_tokens=self.cfg.num_sink_tokens, schedule=static_schedule(k),
-        )
+        return dataclasses.replace(self.cfg.speculative, policy=PolicyConfig.constant(k))
 
     def timing(self, batch_size: int, ctx: int, k: int) -> TimingPoint:
         from specsched.engine import SamplingParams

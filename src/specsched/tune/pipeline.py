@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specsched.io import atomic_write_json
 from specsched.planner import (
     Arm,
     CostModel,
@@ -24,7 +25,6 @@ from specsched.planner import (
     make_plan,
 )
 from specsched.planner.plan_json import plan_to_obj, static_k
-from specsched.planner.profile_io import atomic_write_text
 
 SCHEDULE_2D = "schedule_2d.json"
 SCHEDULE_BATCH_ONLY = "schedule_batch_only.json"
@@ -90,7 +90,7 @@ def write_tune_outputs(plans: TunePlans, out_dir: Path, plots: bool = True) -> l
     written: list[Path] = []
     for name, result in ((SCHEDULE_2D, plans.plan_2d), (SCHEDULE_BATCH_ONLY, plans.batch_only)):
         path = out_dir / name
-        atomic_write_text(path, json.dumps(plan_to_obj(result, plans.source), indent=1) + "\n")
+        atomic_write_json(path, plan_to_obj(result, plans.source))
         written.append(path)
     if plots:
         from specsched.planner.plots import save_k_heatmap, save_speedup_surface
@@ -109,6 +109,6 @@ def write_tune_outputs(plans: TunePlans, out_dir: Path, plots: bool = True) -> l
         ],
     }
     path = out_dir / SUMMARY
-    atomic_write_text(path, json.dumps(summary, indent=1) + "\n")
+    atomic_write_json(path, summary)
     written.append(path)
     return written

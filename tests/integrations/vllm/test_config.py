@@ -20,7 +20,7 @@ from specsched.integrations.vllm import (
 from specsched.integrations.vllm.flags import render_flags
 from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
 from specsched.integrations.vllm.version import check_vllm_version, parse_version
-from specsched.router import CtxAgg
+from specsched.policy.route import CtxAgg
 from specsched.schedule import CTX_INF, parse_schedule
 
 ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, CTX_INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, CTX_INF, 2]]

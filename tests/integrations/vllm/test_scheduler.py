@@ -30,7 +30,7 @@ from specsched.integrations.vllm import (
     ContextAwareScheduler,
     coverage_table,
 )
-from specsched.router import CtxAgg, context_representative
+from specsched.policy.route import CtxAgg, context_representative
 from specsched.schedule import CTX_INF, parse_schedule
 
 from .harness import add_request, make_scheduler, step, write_tiny_model

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from specsched.bench.backends.base import Backend, RequestResult, TrialResult, TrialSpec
@@ -18,8 +19,10 @@ from specsched.errors import UserError
 __all__ = ["Backend", "RequestResult", "TrialResult", "TrialSpec", "make_backend"]
 
 
-def make_backend(kind: BackendKind, options: Mapping[str, Any]) -> Backend:
-    """Build a backend from the experiment's `backend` and `backend_options`."""
+def make_backend(kind: BackendKind, options: Mapping[str, Any],
+                 results: Path | None = None) -> Backend:
+    """Build a backend from the experiment's `backend` and `backend_options`. `results`: the
+    results file, whose folder receives what the backend writes (server logs) by default."""
     if kind is BackendKind.SIMULATED:
         from specsched.bench.backends.simulated import SimConfig, SimulatedBackend
 
@@ -27,7 +30,7 @@ def make_backend(kind: BackendKind, options: Mapping[str, Any]) -> Backend:
     if kind is BackendKind.OPENAI:
         from specsched.bench.backends.openai import OpenAIBackend, OpenAIConfig
 
-        return OpenAIBackend(OpenAIConfig.from_options(options))
+        return OpenAIBackend(OpenAIConfig.from_options(options, results=results))
     try:
         module = importlib.import_module("specsched.bench.backends.engine")
     except ModuleNotFoundError as exc:

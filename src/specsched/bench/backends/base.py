@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from specsched.bench.experiment import Arm, Scenario
-from specsched.bench.workload import RequestShape
+from specsched.corpus import RequestShape
+
+
+class TrialFailed(Exception):
+    """A trial whose measurement cannot be trusted (e.g. a server reply that is malformed or claims
+    impossible token counts). The message is the reason, one line. The runner records the trial as
+    failed (reason, no metrics) and goes on; analysis counts failed trials and never uses them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,16 @@ import itertools
 import json
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
 from specsched.bench.experiment import NO_DRAFTER, Arm, Scenario
-from specsched.bench.workload import build_prompts
+from specsched.corpus import build_prompts
+from specsched.engine.sampling.params import SamplingParams
+from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
+from specsched.io import dataclass_from_mapping
 
 DEFAULT_DRAFTER = "default"
 ARM_OPTION_KEYS = ("window", "num_sink_tokens", "prompt_lookup_min", "prompt_lookup_max")
@@ -64,23 +67,12 @@ class EngineOptions:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> EngineOptions:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UserError(
-                f"engine backend_options: unknown key(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(known))}"
-            )
-        try:
-            return cls(**dict(options))
-        except TypeError as exc:
-            raise UserError(f"engine backend_options: {exc}") from None
+        return dataclass_from_mapping(cls, options, "engine backend_options")
 
 
-def speculative_config(arm: Arm, opts: EngineOptions) -> Any:
-    """The arm as the engine's `SpeculativeConfig` (None: no speculation)."""
-    from specsched.engine import SpeculativeConfig
-
+def speculative_config(arm: Arm, opts: EngineOptions) -> SpeculativeConfig | None:
+    """The arm as the engine's `SpeculativeConfig` (None: no speculation). An arm's drafter
+    `default` is the backend's; its `options` override the drafter's settings."""
     drafter = opts.drafter if arm.drafter == DEFAULT_DRAFTER else arm.drafter
     if drafter == NO_DRAFTER or arm.max_emitted_k == 0:
         return None
@@ -89,13 +81,10 @@ def speculative_config(arm: Arm, opts: EngineOptions) -> Any:
     if unknown:
         raise UserError(f"arm {arm.name!r}: engine backend does not know option(s) "
                         f"{', '.join(unknown)}; allowed: {', '.join(ARM_OPTION_KEYS)}")
-    return SpeculativeConfig(
-        drafter=drafter,
+    return SpeculativeConfig.from_flags(
+        drafter, arm.policy,
         window=int(extra.get("window", opts.window)),
         num_sink_tokens=int(extra.get("num_sink_tokens", opts.num_sink_tokens)),
-        schedule=arm.schedule,
-        ctx_agg=arm.ctx_agg,
-        per_request_k=arm.per_request_k,
         prompt_lookup_min=int(extra.get("prompt_lookup_min", 1)),
         prompt_lookup_max=int(extra.get("prompt_lookup_max", 4)),
     )
@@ -106,9 +95,7 @@ def output_hash(token_ids: list[list[int]]) -> str:
     return hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()[:16]
 
 
-def sampling_params(scenario: Scenario, seed: int, index: int) -> Any:
-    from specsched.engine import SamplingParams
-
+def sampling_params(scenario: Scenario, seed: int, index: int) -> SamplingParams:
     s = scenario.sampling
     greedy = s.temperature == 0.0
     return SamplingParams(
@@ -153,21 +140,19 @@ class EngineBackend:
         return self.llm
 
     def _prompts(self, trial: TrialSpec) -> list[list[int]]:
-        from specsched.tune.prompts import corpus_token_ids
-
         if self._pieces is None:
-            self._pieces = corpus_token_ids(self.llm)
+            self._pieces = self.llm.corpus_token_ids()
         seed = trial.seed if self.options.vary_text else zlib.crc32(trial.scenario.name.encode())
         return build_prompts(trial.shapes, self._pieces, seed)
 
     def _warm_prefix(self, prompts: list[list[int]], concurrency: int) -> bool:
         """Untimed prefill of prompts the prefix cache does not hold (`tune.driver.warm_prefix`)."""
-        from specsched.tune.driver import warm_prefix
+        from specsched.engine.driver import warm_prefix
 
         return self.options.warm_prefix and warm_prefix(self.llm.engine, prompts, concurrency)
 
     def run_trial(self, trial: TrialSpec) -> TrialResult:
-        from specsched.tune.driver import drive
+        from specsched.engine.driver import drive
 
         scenario = trial.scenario
         slots = scenario.batch_size
@@ -198,7 +183,7 @@ class EngineBackend:
             "model": llm.model_name,
             "threads": self.options.threads,
             "dtype": self.options.dtype,
-            "drafter": "none" if spec is None else spec.drafter,
+            "drafter": "none" if spec is None else spec.drafter_label,
             "window": None if spec is None else spec.window,
             "greedy": scenario.sampling.temperature == 0.0,
             "output_hash": output_hash([s.output_token_ids for s in res.seqs]),

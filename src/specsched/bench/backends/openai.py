@@ -8,13 +8,19 @@ stream per token unless speculation bundles several: then `usage` is what counts
 Prompt lengths: `tokenizer: words` (default) cuts prompts of N whitespace words from the corpus, an
 approximation (English runs ~1.3 tokens per word with BPE tokenizers); `tokenizer: server` encodes
 the corpus once with vLLM/SGLang's POST /tokenize and sends token-id prompts of exactly N tokens.
+
+Replies are checked (`replies`): a malformed chunk or impossible token counts fail the trial
+(recorded as failed), never become a number. A server that cannot be reached, answers a non-200
+status or has no model/tokenizer is a UserError that stops the run (`--resume` continues it).
+Server logs go to `log_dir`: by default `<results stem>-server-logs` beside the results file
+(`from_options(..., results=...)`); an explicit relative `log_dir` is relative to the working
+folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +30,19 @@ from typing import Any
 
 import httpx
 
-from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
+from specsched.bench.backends.base import RequestResult, TrialFailed, TrialResult, TrialSpec
+from specsched.bench.backends.replies import (
+    ReplyLimits,
+    checked_counts,
+    chunk_has_text,
+    chunk_usage,
+    data_payloads,
+    one_line,
+    parse_chunk,
+)
 from specsched.bench.backends.server import ManagedServer, check_loopback, is_ready
 from specsched.bench.experiment import Arm, Sampling, ServerSpec
-from specsched.bench.workload import build_prompts, corpus_text, corpus_words
+from specsched.corpus import build_prompts, corpus_text, corpus_words
 from specsched.errors import UserError
 
 
@@ -44,10 +59,11 @@ class OpenAIConfig:
     ignore_eos: bool = True  # vLLM/SGLang extension: generate exactly output_len tokens
     request_timeout_s: float = 600.0
     allow_remote: bool = False
-    log_dir: str = "bench-server-logs"
+    log_dir: str = "bench-server-logs"  # relative: to the working folder (see from_options)
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> OpenAIConfig:
+    def from_options(cls, options: Mapping[str, Any], results: Path | None = None) -> OpenAIConfig:
+        """Build from `backend_options`; without `log_dir`, server logs go beside `results`."""
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(options) - known)
         if unknown:
@@ -61,7 +77,14 @@ class OpenAIConfig:
                 opts["tokenizer"] = PromptTokenizer(opts["tokenizer"])
             except ValueError:
                 raise UserError("openai backend_options.tokenizer: use words or server") from None
+        if "log_dir" not in opts and results is not None:
+            opts["log_dir"] = str(server_log_dir(results))
         return cls(**opts)
+
+
+def server_log_dir(results: Path) -> Path:
+    """`out/results.jsonl` -> `out/results-server-logs` (like `specsched report`'s default)."""
+    return results.with_name(results.stem + "-server-logs")
 
 
 def completion_body(model: str, prompt: str | list[int], max_tokens: int, sampling: Sampling,
@@ -80,34 +103,51 @@ def completion_body(model: str, prompt: str | list[int], max_tokens: int, sampli
 
 
 async def stream_completion(client: httpx.AsyncClient, url: str, body: dict[str, Any],
-                            prompt_len: int) -> RequestResult:
-    """Send one streaming request and time its chunks (seconds from submission)."""
+                            limits: ReplyLimits) -> RequestResult:
+    """Send one streaming request and time its chunks (seconds from submission). A reply that
+    breaks the rules of `replies` raises TrialFailed; a non-200 status, UserError."""
     t0 = time.perf_counter()
     stamps: list[float] = []
-    usage: dict[str, Any] = {}
+    usage: dict[str, Any] | None = None
     async with client.stream("POST", url, json=body) as resp:
         if resp.status_code != 200:
-            text = (await resp.aread()).decode(errors="replace")[:300]
-            raise UserError(f"POST {url} answered {resp.status_code}: {text}")
-        async for line in resp.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                break
-            chunk = json.loads(data)
-            if chunk.get("usage"):
-                usage = chunk["usage"]
-            if any(c.get("text") for c in chunk.get("choices") or ()):
+            head = b""
+            async for piece in resp.aiter_bytes():
+                head += piece
+                if len(head) >= 300:
+                    break
+            raise UserError(f"POST {url} answered {resp.status_code}: "
+                            f"{one_line(head.decode(errors='replace'))}")
+        async for data in data_payloads(resp.aiter_bytes(), limits):
+            chunk = parse_chunk(data)
+            usage = chunk_usage(chunk) or usage
+            if chunk_has_text(chunk):
                 stamps.append(time.perf_counter() - t0)
+                checked_counts(None, len(stamps), limits)  # stop a runaway stream early
     end = time.perf_counter() - t0
+    prompt_tokens, output_tokens = checked_counts(usage, len(stamps), limits)
     ttft = stamps[0] if stamps else end
     itl = tuple(b - a for a, b in itertools.pairwise(stamps))
-    return RequestResult(
-        num_prompt_tokens=int(usage.get("prompt_tokens", prompt_len)),
-        num_output_tokens=int(usage.get("completion_tokens", len(stamps))),
-        ttft_s=ttft, latency_s=end, itl_s=itl,
-    )
+    return RequestResult(num_prompt_tokens=prompt_tokens, num_output_tokens=output_tokens,
+                         ttft_s=ttft, latency_s=end, itl_s=itl)
+
+
+def _json_object(resp: httpx.Response) -> dict[str, Any] | None:
+    """The body of a 200 answer when it is a JSON object, else None."""
+    if resp.status_code != 200:
+        return None
+    try:
+        obj = resp.json()
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _call(method: str, url: str, **kwargs: Any) -> httpx.Response:
+    try:
+        return httpx.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:
+        raise UserError(f"{method} {url} failed: {one_line(repr(exc))}") from None
 
 
 class OpenAIBackend:
@@ -146,9 +186,10 @@ class OpenAIBackend:
         if spec.model:
             return spec.model
         if spec.base_url not in self._models:
-            resp = httpx.get(spec.base_url + "/v1/models", timeout=30)
-            ok = resp.status_code == 200
-            ids = [m.get("id") for m in resp.json().get("data", [])] if ok else []
+            obj = _json_object(_call("GET", spec.base_url + "/v1/models", timeout=30)) or {}
+            data = obj.get("data")
+            ids = [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)
+                   and m["id"]] if isinstance(data, list) else []
             if not ids:
                 raise UserError(f"{spec.base_url}/v1/models lists no model; set server.model")
             self._models[spec.base_url] = ids[0]
@@ -161,10 +202,11 @@ class OpenAIBackend:
             if mode is PromptTokenizer.WORDS:
                 self._pieces[key] = corpus_words()
             else:
-                resp = httpx.post(spec.base_url + "/tokenize",
-                                  json={"model": model, "prompt": corpus_text()}, timeout=300)
-                tokens = resp.json().get("tokens") if resp.status_code == 200 else None
-                if not tokens:
+                resp = _call("POST", spec.base_url + "/tokenize",
+                             json={"model": model, "prompt": corpus_text()}, timeout=300)
+                tokens = (_json_object(resp) or {}).get("tokens")
+                if not (isinstance(tokens, list) and tokens
+                        and all(type(t) is int and t >= 0 for t in tokens)):
                     raise UserError(
                         f"{spec.base_url}/tokenize failed ({resp.status_code}); this server has no "
                         f"tokenize endpoint: use backend_options.tokenizer: words"
@@ -183,28 +225,42 @@ class OpenAIBackend:
                             trial.scenario.sampling, trial.seed + i, self.config.ignore_eos)
             for i, (p, shape) in enumerate(zip(prompts, trial.shapes))
         ]
+        checks = [ReplyLimits(len(p), shape.output_len, token_ids=not as_text)
+                  for p, shape in zip(prompts, trial.shapes)]
         t0 = time.perf_counter()
-        results = asyncio.run(self._run_all(spec.base_url, bodies, trial))
+        results = asyncio.run(self._run_all(spec.base_url, bodies, checks, trial))
         wall = time.perf_counter() - t0
         return TrialResult(tuple(results), wall, None, {"model": model})
 
     async def _run_all(self, base_url: str, bodies: list[dict[str, Any]],
-                       trial: TrialSpec) -> list[RequestResult]:
+                       checks: list[ReplyLimits], trial: TrialSpec) -> list[RequestResult]:
+        """Every request of the trial, `concurrency` at a time. All run to the end even when one
+        fails (no orphaned tasks); then a UserError wins over a TrialFailed."""
         sem = asyncio.Semaphore(trial.scenario.concurrency)
         limits = httpx.Limits(max_connections=trial.scenario.concurrency + 4)
         timeout = httpx.Timeout(self.config.request_timeout_s)
         url = base_url + "/v1/completions"
         async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
 
-            async def one(body: dict[str, Any], shape_len: int) -> RequestResult:
+            async def one(body: dict[str, Any], lim: ReplyLimits) -> RequestResult:
                 async with sem:
-                    return await stream_completion(client, url, body, shape_len)
+                    try:
+                        return await stream_completion(client, url, body, lim)
+                    except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
+                        why = one_line(str(exc))
+                        raise TrialFailed(f"broken reply from {url}: {why}") from None
+                    except httpx.HTTPError as exc:
+                        why = one_line(repr(exc))
+                        raise UserError(f"request to {url} failed: {why}") from None
 
-            try:
-                return list(await asyncio.gather(
-                    *(one(b, s.num_prompt_tokens) for b, s in zip(bodies, trial.shapes))))
-            except httpx.HTTPError as exc:
-                raise UserError(f"request to {url} failed: {exc!r}") from None
+            outcomes = await asyncio.gather(*(one(b, lim) for b, lim in zip(bodies, checks)),
+                                            return_exceptions=True)
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        for kind in (UserError, TrialFailed, BaseException):
+            first = next((e for e in errors if isinstance(e, kind)), None)
+            if first is not None:
+                raise first
+        return [o for o in outcomes if isinstance(o, RequestResult)]
 
     def close(self) -> None:
         if self._server is not None:

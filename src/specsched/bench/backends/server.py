@@ -1,8 +1,9 @@
 """Start, wait for and stop one arm's OpenAI-compatible server (vLLM, SGLang, llama.cpp server).
 
-The server runs in its own process group with output in a log file; readiness is polled on
-GET /health, then GET /v1/models, until one answers 200 or the timeout passes. Loopback only unless
-the caller allows remote hosts (a benchmark must not hit a shared server by accident).
+The server runs in its own process group with output in a log file (by default beside the results
+file, see `openai.server_log_dir`); readiness is polled on GET /health, then GET /v1/models, until
+one answers 200 or the timeout passes. Loopback only unless the caller allows remote hosts (a
+benchmark must not hit a shared server by accident).
 """
 
 from __future__ import annotations
@@ -66,9 +67,14 @@ class ManagedServer:
                 f"{self.spec.base_url} already answers before the arm's server was started; stop "
                 f"the other server first (results would measure the wrong configuration)"
             )
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **dict(self.spec.env)}
-        with open(self.log_path, "ab") as log:
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(self.log_path, "ab")  # noqa: SIM115 - closed right below
+        except OSError as exc:
+            raise UserError(f"server log {self.log_path}: cannot create: "
+                            f"{exc.strerror or exc}; set backend_options.log_dir") from None
+        with log:
             try:
                 self._proc = subprocess.Popen(
                     list(self.spec.command), stdout=log, stderr=subprocess.STDOUT, env=env,

@@ -21,6 +21,7 @@ from typing import Any
 from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
 from specsched.bench.dryrun import wave_k_runs
 from specsched.errors import UserError
+from specsched.io import dataclass_from_mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +50,7 @@ class SimConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> SimConfig:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UserError(
-                f"simulated backend_options: unknown key(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(known))}"
-            )
-        try:
-            return cls(**dict(options))
-        except TypeError as exc:
-            raise UserError(f"simulated backend_options: {exc}") from None
+        return dataclass_from_mapping(cls, options, "simulated backend_options")
 
 
 def tokens_per_step(k: float, a: float) -> float:

@@ -6,7 +6,7 @@ This package adds the context axis out of tree:
 - `ContextAwareScheduler` (for `--scheduler-cls specsched.integrations.vllm.ContextAwareScheduler`;
   becomes `AsyncContextAwareScheduler` under async scheduling) overrides
   `_update_after_schedule` to set `SchedulerOutput.num_spec_tokens_to_schedule` from
-  `specsched.router.route` (batch size, decode-only pool, `ctx_agg` representative).
+  `specsched.policy.route.route` (batch size, decode-only pool, `ctx_agg` representative).
 - The 5-item schedule and `ctx_agg` travel in `--additional-config '{"specsched": {...}}'`
   (`config.py`), validated at engine start with one-line errors.
 - The speculative config still carries a batch-only table holding every K the 2-D schedule can

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specsched.errors import ScheduleError, UserError
-from specsched.router import CtxAgg
+from specsched.policy.route import CtxAgg
 from specsched.schedule import Schedule, read_schedule_source, schedule_from_obj
 
 ADDITIONAL_CONFIG_KEY = "specsched"

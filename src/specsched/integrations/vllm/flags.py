@@ -14,7 +14,7 @@ from typing import Any
 
 from specsched.integrations.vllm.config import VllmIntegrationConfig
 from specsched.integrations.vllm.table import DEFAULT_MAX_NUM_SEQS, coverage_table
-from specsched.router import CtxAgg
+from specsched.policy.route import CtxAgg
 from specsched.schedule import Schedule, export_vllm
 
 SCHEDULER_CLS = "specsched.integrations.vllm.ContextAwareScheduler"

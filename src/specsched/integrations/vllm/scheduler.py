@@ -5,7 +5,7 @@ Use with `vllm serve ... --scheduler-cls specsched.integrations.vllm.ContextAwar
 `Scheduler.schedule()` as `dynamic_sd_lookup[batch size]`, then calls
 `_update_after_schedule(scheduler_output)`, which advances `num_computed_tokens`. The override
 here reads `num_computed_tokens` / `num_prompt_tokens` of the scheduled requests *before* calling
-`super()`, asks `specsched.router.route` for K (decode-only pool, `ctx_agg` representative) and
+`super()`, asks the K policy (`specsched.policy`: decode-only pool, `ctx_agg` representative) and
 overwrites `scheduler_output.num_spec_tokens_to_schedule`; the model runner passes that K to the
 drafter's `propose`, and `AsyncScheduler` sizes its draft placeholders from it. Batch size counts
 every scheduled request (prefill chunks too), as stock vLLM does, so a 3-item schedule equal to
@@ -36,7 +36,7 @@ from specsched.integrations.vllm.config import (  # noqa: E402
 )
 from specsched.integrations.vllm.table import missing_from_lookup  # noqa: E402
 from specsched.integrations.vllm.usage import KUsage, open_trace, trace_record  # noqa: E402
-from specsched.router import route  # noqa: E402
+from specsched.policy import BatchState, KPolicy, PolicyConfig, RouteDecision  # noqa: E402
 
 # A child of vLLM's "vllm" logger: vLLM's handler and VLLM_LOGGING_LEVEL apply (DEBUG shows the
 # K of every step), with no logging setup of our own in the engine-core process.
@@ -105,15 +105,18 @@ class _ContextAwareMixin:
     """The K override shared by the sync and async scheduler classes."""
 
     specsched_config: VllmIntegrationConfig | None
+    specsched_policy: KPolicy | None
     specsched_usage: KUsage
     _specsched_trace: TextIO | None
     _specsched_step: int
 
     def _specsched_init(self) -> None:
         self.specsched_config = _validated_config(self)
+        cfg = self.specsched_config
+        self.specsched_policy = None if cfg is None else PolicyConfig(
+            schedule=cfg.schedule, ctx_agg=cfg.ctx_agg).build()
         self.specsched_usage = KUsage()
         self._specsched_step = 0
-        cfg = self.specsched_config
         self._specsched_trace = open_trace(cfg.trace) if cfg and cfg.trace else None
         if cfg is not None:
             logger.info(
@@ -125,20 +128,21 @@ class _ContextAwareMixin:
             )
 
     def _update_after_schedule(self, scheduler_output: SchedulerOutput) -> None:
-        cfg = self.specsched_config
+        policy = self.specsched_policy
         req_ids = scheduler_output.num_scheduled_tokens
-        if cfg is not None and req_ids:
+        if policy is not None and req_ids:
             requests = self.requests  # type: ignore[attr-defined]
             # Read before super(): it advances num_computed_tokens by the scheduled tokens.
-            computed = [requests[r].num_computed_tokens for r in req_ids]
-            prompt = [requests[r].num_prompt_tokens for r in req_ids]
-            decision = route(cfg.schedule, computed, prompt, cfg.ctx_agg)
-            k = decision.k
+            batch = BatchState.from_counts([requests[r].num_computed_tokens for r in req_ids],
+                                           [requests[r].num_prompt_tokens for r in req_ids])
+            decision = policy.decide(batch)  # vLLM caps K itself: one K per step
+            k = decision.step_k
             scheduler_output.num_spec_tokens_to_schedule = k
-            self._specsched_record(decision, k)
+            assert decision.route is not None
+            self._specsched_record(decision.route, k)
         super()._update_after_schedule(scheduler_output)  # type: ignore[misc]
 
-    def _specsched_record(self, decision: Any, k: int) -> None:
+    def _specsched_record(self, decision: RouteDecision, k: int) -> None:
         self._specsched_step += 1
         self.specsched_usage.record(decision, k)
         if logger.isEnabledFor(logging.DEBUG):

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from specsched.router import RouteDecision
+from specsched.policy.route import RouteDecision
 
 
 @dataclass(slots=True)

@@ -1,0 +1,58 @@
+"""The speculative-decoding flags every engine command shares (`generate`, `profile --engine`,
+`tune`, `demo`): the drafter and its settings, and how K is chosen. One parser helper each way:
+`add_*_args` registers the flags, `*_from_args` builds the torch-free configs."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.policy import CtxAgg, PolicyConfig
+from specsched.schedule import Schedule, load_schedule
+
+
+def add_drafter_args(p: Any, with_drafter: bool = True, default: str = "streaming") -> None:
+    """--drafter (unless the command already has one), --window, --sink-tokens, n-gram sizes."""
+    if with_drafter:
+        p.add_argument("--drafter", default=default,
+                       help=f"streaming, ngram, model:PATH or none (default {default})")
+    p.add_argument("--window", type=int, default=256,
+                   help="streaming drafter: recent KV window, tokens (default 256)")
+    p.add_argument("--sink-tokens", type=int, default=4,
+                   help="streaming drafter: attention-sink tokens (default 4)")
+    p.add_argument("--prompt-lookup-min", type=int, default=1, help="ngram drafter: shortest n")
+    p.add_argument("--prompt-lookup-max", type=int, default=4, help="ngram drafter: longest n")
+
+
+def add_policy_args(p: argparse.ArgumentParser) -> None:
+    """How K is chosen: --schedule FILE|JSON or --k N (static), --ctx-agg, --per-request-k."""
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--schedule", help="K schedule: a file or inline JSON ([[1,4,3],[5,64,1]])")
+    src.add_argument("--k", type=int, default=None, help="static K (a one-cell schedule)")
+    p.add_argument("--ctx-agg", default=CtxAgg.MEAN.value, choices=[a.value for a in CtxAgg],
+                   help="decode-pool context representative (default mean: verify cost ~ Σctx)")
+    p.add_argument("--per-request-k", action="store_true",
+                   help="K per request from its own context (ragged verify)")
+
+
+def policy_from_args(args: argparse.Namespace) -> PolicyConfig:
+    """The policy the flags describe; no --schedule / --k: K = 0 everywhere."""
+    if args.schedule is not None:
+        schedule = load_schedule(args.schedule)
+    else:
+        schedule = Schedule.constant(0 if args.k is None else args.k)
+    return PolicyConfig(schedule=schedule, ctx_agg=CtxAgg(args.ctx_agg),
+                        per_request_k=args.per_request_k)
+
+
+def speculative_from_args(args: argparse.Namespace,
+                          policy: PolicyConfig | None = None) -> SpeculativeConfig:
+    """The drafter flags + a policy (default: the policy flags, or static K = 4 for commands
+    that replace the policy themselves, like profiling)."""
+    if policy is None:
+        policy = policy_from_args(args) if hasattr(args, "ctx_agg") else PolicyConfig.constant(4)
+    return SpeculativeConfig.from_flags(
+        args.drafter, policy, window=args.window, num_sink_tokens=args.sink_tokens,
+        prompt_lookup_min=args.prompt_lookup_min, prompt_lookup_max=args.prompt_lookup_max,
+    )

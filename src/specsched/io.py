@@ -1,0 +1,108 @@
+"""File and dict plumbing shared by every room: atomic writes, bounded reads of user files, and
+strict mapping -> dataclass loading. No torch; every failure is a one-line `UserError`.
+
+- `atomic_write_bytes` / `atomic_write_text` / `atomic_write_json`: a temp file in the same folder,
+  fsync, `os.replace`: a reader (or a crash) never sees half a file, and an existing file is only
+  replaced once the new one is complete.
+- `read_user_text`: a user-named file, refused when it is not a regular file (a FIFO would block,
+  a device never ends) or larger than a limit, decoded as UTF-8 with a one-line error.
+- `check_keys` / `dataclass_from_mapping`: unknown keys are an error that names them and the
+  allowed ones (a misspelt option must not be ignored silently).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from specsched.errors import UserError
+
+T = TypeVar("T")
+MiB = 1 << 20
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (see module doc); creates the parent folder."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{target.parent}: cannot create the folder ({exc.strerror})") from None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 1) -> None:
+    """JSON with a final newline; NaN/inf are refused (they are not JSON)."""
+    atomic_write_text(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
+
+
+def read_user_text(path: str | Path, what: str, max_bytes: int = 16 * MiB) -> str:
+    """The UTF-8 text of a user-named regular file of at most `max_bytes`."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UserError(f"{p}: no such {what} file") from None
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read the {what} file ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{p}: is a directory, expected a {what} file")
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{p}: not a regular file (a pipe or a device?); give a {what} file")
+    if st.st_size > max_bytes:
+        raise UserError(f"{p}: {st.st_size} bytes is over the {max_bytes} byte limit for a "
+                        f"{what} file")
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read the {what} file ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:  # grew since stat
+        raise UserError(f"{p}: over the {max_bytes} byte limit for a {what} file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{p}: not valid UTF-8 text (byte {exc.start}); save the {what} file "
+                        f"as UTF-8") from None
+
+
+def check_keys(obj: Any, allowed: set[str] | frozenset[str], where: str) -> dict[str, Any]:
+    """`obj` as a dict whose keys are all in `allowed`; else a one-line UserError."""
+    if not isinstance(obj, Mapping):
+        raise UserError(f"{where}: expected a mapping, got {type(obj).__name__}")
+    unknown = sorted(str(k) for k in obj if str(k) not in allowed)
+    if unknown:
+        raise UserError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
+    return dict(obj)
+
+
+def dataclass_from_mapping(cls: type[T], obj: Any, where: str) -> T:
+    """`cls(**obj)` for a dataclass, refusing unknown keys; its own validation errors pass
+    through, and a wrong call (missing required field) becomes a UserError naming `where`."""
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    fields = check_keys(obj, names, where)
+    try:
+        return cls(**fields)
+    except TypeError as exc:
+        raise UserError(f"{where}: {exc}") from None

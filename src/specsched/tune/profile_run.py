@@ -1,0 +1,124 @@
+"""Run an engine profile end to end: the one orchestration `specsched profile --engine`,
+`specsched tune` and `specsched demo` share (metadata, a model loaded only when a point is
+actually measured, progress as text, resume through `planner.run_profile`)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from specsched.planner import (
+    AcceptancePoint,
+    MeasurePoint,
+    PointKind,
+    Profile,
+    ProfileGrid,
+    ProfileMetadata,
+    ProfileSource,
+    TimingPoint,
+    run_profile,
+)
+from specsched.tune.engine_profile import SUFFIX_TOKENS, EngineProfileConfig, EngineProfiler
+
+if TYPE_CHECKING:
+    from specsched.engine.llm import LLM
+
+ProfileProgress = Callable[[int, int, str], None]  # (points done, total, what was measured)
+
+
+def describe_point(point: MeasurePoint) -> str:
+    if point.kind is PointKind.ACCEPTANCE:
+        return f"acceptance ctx {point.ctx}"
+    return f"B={point.batch_size} ctx={point.ctx} K={point.k}"
+
+
+class _DeferredProfiler:
+    """The `measure` callback; the model loads at the first point actually measured (a finished
+    or resumed profile needs none)."""
+
+    def __init__(self, cfg: EngineProfileConfig, grid: ProfileGrid,
+                 get_llm: Callable[[], LLM] | None) -> None:
+        self.cfg, self.grid, self.get_llm = cfg, grid, get_llm
+        self.profiler: EngineProfiler | None = None
+
+    def __call__(self, point: MeasurePoint) -> TimingPoint | AcceptancePoint:
+        if self.profiler is None:
+            llm = None if self.get_llm is None else self.get_llm()
+            self.profiler = EngineProfiler(self.cfg, self.grid, llm)
+        return self.profiler(point)
+
+
+def profile_engine(
+    path: Path,
+    grid: ProfileGrid,
+    cfg: EngineProfileConfig,
+    get_llm: Callable[[], LLM] | None = None,
+    progress: ProfileProgress | None = None,
+) -> Profile:
+    """Measure every missing point of `grid` into `path` (resumable). `get_llm`: share an
+    engine already loaded elsewhere (the demo); None builds one sized for the grid."""
+
+    def report(done: int, total: int, point: MeasurePoint) -> None:
+        if progress is not None:
+            progress(done, total, describe_point(point))
+
+    measure = _DeferredProfiler(cfg, grid, get_llm)
+    return run_profile(path, grid, engine_metadata(cfg), measure, progress=report)
+
+
+def _versions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in ("specsched", "torch", "numpy", "tokenizers"):
+        try:
+            out[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe_device(device: str) -> str:
+    """A stable device label (part of the resume identity: no load figures in it)."""
+    if device == "cpu":
+        return f"cpu: {_cpu_name()} ({os.cpu_count()} logical cores)"
+    import torch
+
+    return f"{device}: {torch.cuda.get_device_name(torch.device(device))}"
+
+
+def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadata:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    text = (
+        f"specsched profile --engine: repeats {cfg.repeats}, warm-up {cfg.warmup} steps, "
+        f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
+        f"acceptance from {cfg.acceptance_tokens} tokens/request; load average at start "
+        f"{load:.2f}. {notes}"
+    ).strip()
+    return ProfileMetadata(
+        model=cfg.model,
+        drafter=cfg.drafter_label,
+        dtype=cfg.dtype,
+        device=describe_device(cfg.device),
+        threads=cfg.threads,
+        source=ProfileSource.ENGINE,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        library_versions=_versions(),
+        notes=text,
+    )
+
+
