@@ -143,7 +143,7 @@ def _crossings(arm: Arm, wave: int, lens: Sequence[int], runs: KRuns) -> list[Cr
     return out
 
 
-def _config_key(exp: Experiment, arm: Arm, per_wave: list[KRuns]) -> Any:
+def _config_key(exp: Experiment, arm: Arm, per_wave: list[KRuns]) -> tuple[object, ...]:
     """What makes two arms the same configuration on a scenario. On the reference engine an
     arm whose K is 0 at every token never drafts (a K = 0 step builds no draft batch, and the
     drafter's options only matter to drafting), so it is no-spec whatever its drafter; on a

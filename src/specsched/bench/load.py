@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -25,6 +26,7 @@ from specsched.io import check_keys
 from specsched.policy import CtxAgg, PolicyConfig
 from specsched.schedule import Schedule, load_schedule, schedule_from_obj
 
+E = TypeVar("E", bound=Enum)
 TOP_KEYS = {"name", "arms", "scenarios", "baseline", "replicates", "warmup", "seed", "backend",
             "backend_options", "drafter"}
 ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max_k", "server",
@@ -58,7 +60,7 @@ def _str(obj: dict[str, Any], key: str, where: str, default: str | None = None) 
     return value
 
 
-def _enum(cls: Any, value: Any, where: str) -> Any:
+def _enum(cls: type[E], value: Any, where: str) -> E:
     try:
         return cls(value)
     except ValueError:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from specsched.cli._common import parse_int_list, print_json, stdout_console
 from specsched.cli.spec_flags import add_drafter_args, speculative_from_args
 from specsched.errors import UserError
+from specsched.planner import Profile, ProfileGrid
 
 if TYPE_CHECKING:
-    from specsched.planner import Profile
     from specsched.tune.engine_profile import EngineProfileConfig
 
 DEFAULT_BATCH_SIZES = "1,4,16,64,256"
@@ -104,9 +104,7 @@ def add_grid_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def grid_from_args(args: argparse.Namespace, engine: bool = False) -> Any:
-    from specsched.planner import ProfileGrid
-
+def grid_from_args(args: argparse.Namespace, engine: bool = False) -> ProfileGrid:
     bs_default = ENGINE_BATCH_SIZES if engine else DEFAULT_BATCH_SIZES
     cs_default = ENGINE_CONTEXTS if engine else DEFAULT_CONTEXTS
     bs = parse_int_list(args.batch_sizes or bs_default, "--batch-sizes", 1)
@@ -115,7 +113,7 @@ def grid_from_args(args: argparse.Namespace, engine: bool = False) -> Any:
     return ProfileGrid(tuple(sorted(set(bs))), tuple(sorted(set(cs))), tuple(sorted({0, *ks})))
 
 
-def roofline_from_args(args: argparse.Namespace) -> Any:
+def roofline_from_args(args: argparse.Namespace) -> Profile:
     """A complete roofline Profile from the shared arguments."""
     from specsched.planner import (
         DraftKind,

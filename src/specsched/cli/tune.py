@@ -22,6 +22,7 @@ from specsched.cli.profile import (
     prepare_profile_out,
     run_engine_profile,
 )
+from specsched.tune.pipeline import PlanSettings
 
 PROFILE = "profile.json"
 
@@ -59,9 +60,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def plan_settings(args: argparse.Namespace) -> Any:
-    from specsched.tune.pipeline import PlanSettings
-
+def plan_settings(args: argparse.Namespace) -> PlanSettings:
     return PlanSettings(args.max_batch_ranges, args.max_ctx_ranges, args.min_gain, args.max_k)
 
 

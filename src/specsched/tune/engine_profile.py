@@ -23,6 +23,8 @@ from typing import Any
 
 from specsched.corpus import shared_prefix_prompts
 from specsched.engine.driver import DriveResult, drive, warm_prefix
+from specsched.engine.llm import LLM
+from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
 from specsched.errors import UserError
 from specsched.planner import (
@@ -79,10 +81,8 @@ class EngineProfileConfig:
         return grid.contexts[-1] + max(per_point, self.acceptance_tokens + grid.ks[-1]) + 64
 
 
-def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> Any:
+def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> LLM:
     """An engine sized for the grid (slots = largest batch, length = longest context + room)."""
-    from specsched.engine import LLM
-
     return LLM(
         cfg.model,
         dtype=cfg.dtype,
@@ -97,7 +97,7 @@ def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> Any:
 class EngineProfiler:
     """`measure(point)` for `run_profile`; one `LLM` for the whole grid (prefix cache warm)."""
 
-    def __init__(self, cfg: EngineProfileConfig, grid: ProfileGrid, llm: Any = None) -> None:
+    def __init__(self, cfg: EngineProfileConfig, grid: ProfileGrid, llm: LLM | None = None) -> None:
         self.cfg = cfg
         self.grid = grid
         self.llm = llm if llm is not None else build_llm(cfg, grid)
@@ -130,8 +130,6 @@ class EngineProfiler:
         return dataclasses.replace(self.cfg.speculative, policy=PolicyConfig.constant(k))
 
     def timing(self, batch_size: int, ctx: int, k: int) -> TimingPoint:
-        from specsched.engine import SamplingParams
-
         c = self.cfg
         prompts = self._prompts(batch_size, ctx)
         need = c.warmup + c.repeats
@@ -159,8 +157,6 @@ class EngineProfiler:
         )
 
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
-        from specsched.engine import SamplingParams
-
         c = self.cfg
         prompts = self._prompts(self.grid.batch_sizes[-1], ctx)
         target = c.acceptance_tokens * len(prompts)

@@ -29,6 +29,8 @@ from typing import Any
 from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
 from specsched.bench.experiment import NO_DRAFTER, Arm, Scenario
 from specsched.corpus import build_prompts
+from specsched.engine.driver import drive, warm_prefix
+from specsched.engine.llm import LLM
 from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
@@ -107,7 +109,7 @@ def sampling_params(scenario: Scenario, seed: int, index: int) -> SamplingParams
 class EngineBackend:
     """Runs bench trials on one in-process `LLM` (see module doc)."""
 
-    def __init__(self, options: EngineOptions, llm: Any = None) -> None:
+    def __init__(self, options: EngineOptions, llm: LLM | None = None) -> None:
         self.options = options
         self.llm = llm
         self._pieces: list[int] | None = None
@@ -116,7 +118,7 @@ class EngineBackend:
     def from_options(cls, options: Mapping[str, Any]) -> EngineBackend:
         return cls(EngineOptions.from_options(options))
 
-    def _engine_for(self, slots: int, length: int) -> Any:
+    def _engine_for(self, slots: int, length: int) -> LLM:
         o = self.options
         if self.llm is not None:
             cfg = self.llm.engine.cfg
@@ -129,8 +131,6 @@ class EngineBackend:
                     f"backend_options max_num_seqs / max_model_len"
                 )
             slots, length = max(slots, cfg.max_num_seqs), max(length, cfg.max_model_len)
-        from specsched.engine import LLM
-
         self.llm = LLM(
             o.model, dtype=o.dtype, device=o.device,
             max_num_seqs=o.max_num_seqs or slots, max_model_len=o.max_model_len or length,
@@ -139,27 +139,21 @@ class EngineBackend:
         self._pieces = None
         return self.llm
 
-    def _prompts(self, trial: TrialSpec) -> list[list[int]]:
+    def _prompts(self, llm: LLM, trial: TrialSpec) -> list[list[int]]:
         if self._pieces is None:
-            self._pieces = self.llm.corpus_token_ids()
+            self._pieces = llm.corpus_token_ids()
         seed = trial.seed if self.options.vary_text else zlib.crc32(trial.scenario.name.encode())
         return build_prompts(trial.shapes, self._pieces, seed)
 
-    def _warm_prefix(self, prompts: list[list[int]], concurrency: int) -> bool:
-        """Untimed prefill of prompts the prefix cache does not hold (`tune.driver.warm_prefix`)."""
-        from specsched.engine.driver import warm_prefix
-
-        return self.options.warm_prefix and warm_prefix(self.llm.engine, prompts, concurrency)
 
     def run_trial(self, trial: TrialSpec) -> TrialResult:
-        from specsched.engine.driver import drive
-
         scenario = trial.scenario
         slots = scenario.batch_size
         longest = max(s.num_prompt_tokens for s in trial.shapes)
         llm = self._engine_for(slots, longest + scenario.output_len + trial.arm.max_emitted_k + 8)
-        prompts = self._prompts(trial)
-        warmed = self._warm_prefix(prompts, slots)
+        prompts = self._prompts(llm, trial)
+        # untimed prefill of the prompts the prefix cache does not hold yet
+        warmed = self.options.warm_prefix and warm_prefix(llm.engine, prompts, slots)
         spec = speculative_config(trial.arm, self.options)
         llm.engine.set_speculative(spec)
         params = [sampling_params(scenario, trial.seed, i) for i in range(len(prompts))]
