@@ -8,7 +8,10 @@ decode wall (first token -> end). The per-cell oracle is the measured best K. Ea
 K per cell (checked: no context boundary is crossed while decoding), so its measured goodput at a
 cell is that K's. Reported per cell: measured and predicted goodput per K, each arm's K and its
 measured / predicted speedup vs no-spec and fraction of the measured oracle; per context the
-2-D / batch-only ratio (the shape of the upstream proposal's Table 1, C'/A').
+2-D / batch-only ratio (the shape of the upstream proposal's Table 1, C'/A'); and how far each
+predictor is from the measurement, |predicted / measured - 1| per cell and K: steady batch with
+interpolated or fitted step cost, and the cell simulated as one wave (`plan_eval_predict.py`,
+which also re-analyzes a finished run: `python benchmarks/plan_eval_predict.py DIR`).
 
     .venv/bin/python benchmarks/plan_eval.py --quick --out benchmarks/results/plan_eval/quick
     .venv/bin/python benchmarks/plan_eval.py --budget-min 30 --out benchmarks/results/plan_eval/full
@@ -66,10 +69,16 @@ def main() -> int:
     ap.add_argument("--batch-sizes", default="1,4,16")
     ap.add_argument("--contexts", default="400,900,1900,4000")
     ap.add_argument("--ks", default="0,1,2,3,4")
+    ap.add_argument("--model", default="smollm2-135m", help="a .gguf, HF folder or preset")
     ap.add_argument("--window", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=5, help="profile: timed steps per point")
     ap.add_argument("--warmup", type=int, default=2, help="profile: untimed steps per point")
+    ap.add_argument("--acceptance-prompts", type=int, default=16,
+                    help="profile: requests per context for acceptance")
+    ap.add_argument("--acceptance-tokens", type=int, default=128,
+                    help="profile: tokens per acceptance request")
+    ap.add_argument("--seeds", type=int, default=16, help="simulated draws per cell and K")
     ap.add_argument("--tokens", type=int, default=32, help="measurement: tokens per request")
     ap.add_argument("--reps", type=int, default=3, help="measurement: repetitions (at most)")
     ap.add_argument("--budget-min", type=float, default=None,
@@ -80,8 +89,12 @@ def main() -> int:
     if args.quick:
         args.batch_sizes, args.contexts, args.ks = "1,4", "400,1900", "0,1,2,3"
         args.tokens, args.reps, args.repeats = 16, 1, 3
+        args.acceptance_prompts, args.acceptance_tokens = 4, 32
     t_start = time.perf_counter()
+    from plan_eval_predict import predict_cells, prediction_errors, print_errors
+
     from specsched.corpus import shared_prefix_prompts
+    from specsched.engine import SpeculativeConfig
     from specsched.engine.driver import warm_prefix
     from specsched.planner import CostModel, Extrapolation, ProfileGrid, run_profile
     from specsched.tune.engine_profile import (
@@ -89,13 +102,15 @@ def main() -> int:
         TEXT_SEED,
         EngineProfileConfig,
         EngineProfiler,
-        engine_metadata,
     )
     from specsched.tune.pipeline import PlanSettings, plan_profile, write_tune_outputs
+    from specsched.tune.profile_run import engine_metadata
 
     grid = ProfileGrid(parse_ints(args.batch_sizes), parse_ints(args.contexts), parse_ints(args.ks))
-    cfg = EngineProfileConfig(window=args.window, threads=args.threads, repeats=args.repeats,
-                              warmup=args.warmup, acceptance_tokens=max(32, args.tokens))
+    cfg = EngineProfileConfig(model=args.model, speculative=SpeculativeConfig(window=args.window),
+                              threads=args.threads, repeats=args.repeats, warmup=args.warmup,
+                              acceptance_tokens=args.acceptance_tokens,
+                              acceptance_prompts=args.acceptance_prompts)
     args.out.mkdir(parents=True, exist_ok=True)
     profiler = EngineProfiler(cfg, grid)
     llm = profiler.llm
@@ -194,8 +209,11 @@ def main() -> int:
                       "best static K": plans.best_static_k},
         "cells": cells, "summary": summary, "ratio_2d_over_batch_only_by_ctx": table1,
     }
+    errors = prediction_errors(cells, predict_cells(profile, args.tokens, args.seeds), grid.ks)
+    result["prediction_errors"] = errors
     (args.out / "plan_eval.json").write_text(json.dumps(result, indent=1))
     print_tables(result, grid.ks)
+    print_errors(errors, grid.ks)
     return 0
 
 

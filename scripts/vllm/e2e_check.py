@@ -7,16 +7,27 @@ Runs two arms, each in a fresh subprocess (a clean vLLM engine per arm):
 - `nospec`: the same prompts, no speculation.
 Checks: generation works; every traced step's K equals the schedule's K for (batch size, mean
 context of the decode pool) and both Ks occur (the schedule acted); vLLM drafted exactly the
-traced K (its spec-decode draft counter equals the sum of K over decode requests); greedy
-output of `spec2d` equals greedy output of `nospec` token for token. Prints one JSON report;
-exit 1 on a failed check.
+traced K (its spec-decode draft counter equals the sum of K over decode requests); the drafts
+and accepted drafts read back per request (trace outcome records, and the specsched_* counters
+on the in-process Prometheus registry) equal vLLM's own spec-decode counters; greedy output of
+`spec2d` equals greedy output of `nospec` token for token. Prints one JSON report; exit 1 on a
+failed check.
+
+`--policy adaptive` runs one arm instead (`adaptive`): the closed-loop policy with SCHEDULE as its
+prior, max_k 3, no profile (cost and acceptance learned online: the schedule decides the first
+`warmup_steps`, varying K every 4th step), a table holding K 0..3. Checks: generation
+works; outcomes reached the policy (the trace's `learned` record counts them); every K is within
+0..max_k; the read-back drafts equal vLLM's counters; the learned schedule was written next to the
+trace and reads back as a schedule. The K usage is reported (whether K changed is not a check).
 
     .venv-vllm/bin/python scripts/vllm/e2e_check.py [--model .cache/smollm2-hf] [--out report.json]
+        [--policy adaptive]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -44,6 +55,7 @@ PROMPTS = (
     "for i in range(10): print(i * i). for i in range(10): print(i * i). for i in range(10):",
 )
 MAX_TOKENS = 64
+ADAPTIVE_MAX_K = 3
 ENV = {
     "VLLM_TARGET_DEVICE": "cpu",
     "HF_HUB_OFFLINE": "1",
@@ -61,16 +73,21 @@ def run_arm(arm: str, model: str, trace: str | None) -> dict[str, Any]:
     from specsched.schedule import parse_schedule
 
     kwargs: dict[str, Any] = {}
-    if arm == "spec2d":
+    if arm in ("spec2d", "adaptive"):
+        any_ks = range(ADAPTIVE_MAX_K + 1) if arm == "adaptive" else range(0)
         kwargs["speculative_config"] = {
             "method": "ngram",
             "num_speculative_tokens": 3,
             "prompt_lookup_max": 4,
             "prompt_lookup_min": 2,
-            "num_speculative_tokens_per_batch_size": coverage_table(parse_schedule(SCHEDULE), 16),
+            "num_speculative_tokens_per_batch_size": coverage_table(
+                parse_schedule(SCHEDULE), 16, any_batch_ks=any_ks),
         }
         kwargs["scheduler_cls"] = "specsched.integrations.vllm.ContextAwareScheduler"
-        kwargs["additional_config"] = {"specsched": {"schedule": SCHEDULE, "trace": trace}}
+        config: dict[str, Any] = {"schedule": SCHEDULE, "trace": trace}
+        if arm == "adaptive":
+            config.update(policy="adaptive", log_every=16, adaptive={"max_k": ADAPTIVE_MAX_K})
+        kwargs["additional_config"] = {"specsched": config}
     t0 = time.perf_counter()
     llm = LLM(
         model=model,
@@ -87,10 +104,21 @@ def run_arm(arm: str, model: str, trace: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     outs = llm.generate(list(PROMPTS), SamplingParams(max_tokens=MAX_TOKENS, temperature=0.0))
     t_gen = time.perf_counter() - t0
-    drafts = None
+    drafts = accepted = None
     for metric in llm.get_metrics():
         if metric.name == "vllm:spec_decode_num_draft_tokens":
             drafts = int(getattr(metric, "value", 0))
+        if metric.name == "vllm:spec_decode_num_accepted_tokens":
+            accepted = int(getattr(metric, "value", 0))
+    from prometheus_client import REGISTRY  # the engine core runs in this process
+
+    def ours(name: str) -> int:
+        return int(sum(s.value for m in REGISTRY.collect() for s in m.samples
+                       if s.name == f"specsched_{name}_total"))
+
+    counters = [ours("num_draft_tokens"), ours("num_accepted_tokens")]
+    if arm == "adaptive":  # the scheduler's shutdown logs and writes the learned schedule
+        llm.llm_engine.engine_core.shutdown()
     return {
         "arm": arm,
         "token_ids": [list(o.outputs[0].token_ids) for o in outs],
@@ -99,6 +127,8 @@ def run_arm(arm: str, model: str, trace: str | None) -> dict[str, Any]:
         "load_s": round(t_load, 1),
         "generate_s": round(t_gen, 1),
         "num_draft_tokens": drafts,
+        "num_accepted_tokens": accepted,
+        "specsched_counters": counters,
     }
 
 
@@ -115,8 +145,12 @@ def spawn(arm: str, model: str, trace: str | None, result: Path) -> dict[str, An
     return json.loads(result.read_text(encoding="utf-8"))
 
 
-def check(spec: dict[str, Any], nospec: dict[str, Any], steps: list[dict[str, Any]]) -> dict:
+def check(spec: dict[str, Any], nospec: dict[str, Any], records: list[dict[str, Any]]) -> dict:
     from specsched.schedule import parse_schedule
+
+    steps = [r for r in records if r["kind"] == "decision"]
+    outcomes = [q for r in records if r["kind"] == "outcome" for q in r["requests"]]
+    read_back = [sum(q[1] for q in outcomes), sum(q[2] for q in outcomes)]
 
     s = parse_schedule(SCHEDULE, max_k=3)
     mismatched = [r for r in steps if r["k_scheduled"] != s.k_for(r["batch_size"], r["ctx_repr"])]
@@ -132,6 +166,9 @@ def check(spec: dict[str, Any], nospec: dict[str, Any], steps: list[dict[str, An
         "greedy_equal": spec["token_ids"] == nospec["token_ids"],
         "drafts_within_k": spec["num_draft_tokens"] is None
         or 0 < spec["num_draft_tokens"] <= upper,
+        "outcomes_match_vllm": read_back
+        == [spec["num_draft_tokens"], spec["num_accepted_tokens"]]
+        == spec["specsched_counters"],
     }
     return {
         "checks": checks,
@@ -140,8 +177,47 @@ def check(spec: dict[str, Any], nospec: dict[str, Any], steps: list[dict[str, An
         "mismatched_steps": mismatched[:5],
         "draft_tokens": spec["num_draft_tokens"],
         "draft_upper_bound": upper,
+        "accepted_tokens": spec["num_accepted_tokens"],
+        "read_back_drafts_accepted": read_back,
+        "specsched_counters": spec["specsched_counters"],
         "timing_s": {a["arm"]: [a["load_s"], a["generate_s"]] for a in (spec, nospec)},
         "prompt_lens": spec["prompt_lens"],
+    }
+
+
+def check_adaptive(run: dict[str, Any], records: list[dict[str, Any]], learned: Path) -> dict:
+    from specsched.integrations.vllm import config_from_obj
+
+    steps = [r for r in records if r["kind"] == "decision"]
+    outcomes = [r for r in records if r["kind"] == "outcome"]
+    drafts = [q for r in outcomes for q in r["requests"]]
+    read_back = [sum(q[1] for q in drafts), sum(q[2] for q in drafts)]
+    snapshots = [r for r in records if r["kind"] == "learned"]
+    ks = [r["k_scheduled"] for r in steps]
+    try:
+        frozen = config_from_obj({"schedule": str(learned)}).schedule.entries(5)
+    except Exception as exc:  # reported as a failed check
+        frozen = f"{type(exc).__name__}: {exc}"
+    checks = {
+        "generated": all(len(t) > 0 for t in run["token_ids"]),
+        "observed": bool(outcomes) and bool(snapshots) and snapshots[-1]["observed"] > 0,
+        "k_within_max_k": bool(ks) and all(0 <= k <= ADAPTIVE_MAX_K for k in ks),
+        "outcomes_match_vllm": read_back
+        == [run["num_draft_tokens"], run["num_accepted_tokens"]]
+        == run["specsched_counters"],
+        "learned_written": isinstance(frozen, list) and bool(snapshots)
+        and frozen == snapshots[-1]["entries"],
+    }
+    return {
+        "checks": checks,
+        "k_sequence": ks,
+        "k_usage": {str(k): ks.count(k) for k in sorted(set(ks))},
+        "k_switches": sum(a != b for a, b in itertools.pairwise(ks)),
+        "observed": snapshots[-1]["observed"] if snapshots else 0,
+        "learned_snapshots": len(snapshots),
+        "learned_schedule": frozen,
+        "read_back_drafts_accepted": read_back,
+        "timing_s": [run["load_s"], run["generate_s"]],
     }
 
 
@@ -149,7 +225,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=str(DEFAULT_MODEL))
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
-    ap.add_argument("--arm", choices=["spec2d", "nospec"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--policy", choices=["static", "adaptive"], default="static",
+                    help="adaptive: one arm with the closed-loop K policy (see the module doc)")
+    ap.add_argument("--arm", choices=["spec2d", "nospec", "adaptive"], default=None,
+                    help=argparse.SUPPRESS)
     ap.add_argument("--trace", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--result", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -164,10 +243,14 @@ def main() -> int:
         sys.exit(f"error: {args.model}: no checkpoint; run scripts/vllm/convert_smollm2.py first")
     with tempfile.TemporaryDirectory() as tmp:
         trace = str(Path(tmp) / "steps.jsonl")
-        spec = spawn("spec2d", args.model, trace, Path(tmp) / "spec2d.json")
+        first = "adaptive" if args.policy == "adaptive" else "spec2d"
+        spec = spawn(first, args.model, trace, Path(tmp) / f"{first}.json")
         steps = [json.loads(line) for line in Path(trace).read_text().splitlines()]
-        nospec = spawn("nospec", args.model, None, Path(tmp) / "nospec.json")
-    report = check(spec, nospec, steps)
+        if first == "adaptive":
+            report = check_adaptive(spec, steps, Path(trace + ".learned.json"))
+        else:
+            nospec = spawn("nospec", args.model, None, Path(tmp) / "nospec.json")
+            report = check(spec, nospec, steps)
     text = json.dumps(report, indent=1)
     print(text)
     if args.out:

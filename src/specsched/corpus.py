@@ -28,6 +28,8 @@ class RequestShape:
     output_len: int
     prefix_id: int = -1  # -1: no shared prefix
     prefix_len: int = 0
+    repeat_unit: int = 0  # > 0: the prompt repeats a snippet of this many pieces (its own
+    # window of the corpus) instead of running text: the continuation is likely repetitive too
 
 
 def corpus_text() -> str:
@@ -80,7 +82,12 @@ def build_prompts(shapes: Sequence[RequestShape], pieces: Sequence[T], seed: int
             if shape.prefix_id not in prefixes:
                 prefixes[shape.prefix_id] = _window(pieces, rng.randrange(n), shape.prefix_len)
             head = prefixes[shape.prefix_id]
-        tail = _window(pieces, rng.randrange(n), shape.num_prompt_tokens - len(head))
+        length = shape.num_prompt_tokens - len(head)
+        if shape.repeat_unit > 0:
+            unit = _window(pieces, rng.randrange(n), min(shape.repeat_unit, length))
+            tail = (unit * (length // len(unit) + 1))[:length]
+        else:
+            tail = _window(pieces, rng.randrange(n), length)
         prompts.append(head + tail)
     return prompts
 

@@ -82,7 +82,7 @@ def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
     bad.write_text("arms: [\n")
     with pytest.raises(UserError, match="invalid YAML"):
         load_experiment(bad)
-    with pytest.raises(UserError, match="no such experiment file"):
+    with pytest.raises(UserError, match="no such file"):
         load_experiment(tmp_path / "nope.yaml")
 
 

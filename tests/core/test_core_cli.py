@@ -101,5 +101,7 @@ def test_export(capsys: pytest.CaptureFixture[str]) -> None:
     cfg = json.loads(out.strip().split(" ", 1)[1].strip("'"))
     assert cfg["num_speculative_tokens"] == 4
     assert cfg["num_speculative_tokens_per_batch_size"] == [[1, 4, 4], [5, 16, 2], [17, 256, 0]]
-    rc, out, _ = run_cli(capsys, "export", TWO_D, "--to", "sglang")
+    rc, out, _ = run_cli(capsys, "export", TWO_D, "--to", "sglang", "--mode", "stock")
     assert json.loads(out)["17"] == {"candidate_steps": [0, 1, 3]}
+    rc, out, _ = run_cli(capsys, "export", TWO_D, "--to", "sglang")  # SGLang PR #31716 form
+    assert json.loads(out)["17"]["ctx_buckets"]["1-1024"] == {"candidate_steps": [0]}

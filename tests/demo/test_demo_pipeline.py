@@ -65,17 +65,22 @@ def test_demo_outputs_exist_and_parse(config: DemoConfig, tmp_path: Path) -> Non
     assert load_schedule(str(out / "schedule_batch_only.json")).is_batch_only
     exp = load_experiment(out / "experiment.yaml")
     assert exp.arms[0].name == "no-spec" and exp.baseline == "no-spec"
-    assert {a.name for a in exp.arms} >= {"batch-only", "2-D"}
+    assert {a.name for a in exp.arms} >= {"batch-only", "2-D", "adaptive"}
+    assert exp.arm("adaptive").policy.is_adaptive
+    learned = load_schedule(str(out / "learned_schedule.json"))  # what the adaptive arm learned
+    assert learned.arity == 5
     res = read_results(out / "results.jsonl")
     measured = [t for t in res.trials if not t["warmup"]]
-    assert len(measured) == 2 * 2 * 4  # replicates x scenarios x arms
+    assert len(measured) == 2 * 2 * 5  # replicates x scenarios x arms
     for name in ("k_heatmap_2d.png", "speedup_2d.png", "report/report.md"):
         assert (out / name).stat().st_size > 0
     assert any(p.suffix == ".png" for p in (out / "report").iterdir())
     md = (out / "report" / "report.md").read_text()
     assert "Demo verdict" in md and "noise floor" in md
     verdict = json.loads((out / "verdict.json").read_text())
-    assert len(verdict["rows"]) == 2 * 4 and len(verdict["conclusions"]) >= 2
+    assert len(verdict["rows"]) == 2 * 5 and len(verdict["conclusions"]) >= 2
+    assert all(r["predicted_speedup"] is not None for r in verdict["rows"])
+    assert all(r["decode_ratio"] is not None for r in verdict["rows"] if r["arm"] != "no-spec")
     for row in result.verdict:
         if row["verdict"] == "win":  # a claimed win clears the noise floor with its whole CI
             assert row["ci"][0] > 1 + row["noise_floor"]

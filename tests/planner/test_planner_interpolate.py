@@ -6,7 +6,7 @@ import pytest
 from planner_tables import table_profile
 
 from specsched.errors import UserError
-from specsched.planner import CostModel, Extrapolation
+from specsched.planner import CostKind, CostModel, Extrapolation
 
 
 def _model() -> CostModel:
@@ -14,7 +14,8 @@ def _model() -> CostModel:
     return CostModel.from_profile(
         table_profile(
             (1, 9), (256, 4096), (0, 2), lambda b, c, k: 10 + b + 10 * math.log2(c / 256) + k
-        )
+        ),
+        CostKind.INTERPOLATE,
     )
 
 

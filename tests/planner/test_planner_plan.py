@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from planner_tables import table_profile
 
-from specsched.planner import Arm, CostModel, PlanConfig, goodput_table, make_plan
+from specsched.planner import Arm, CostKind, CostModel, PlanConfig, goodput_table, make_plan
 from specsched.schedule import CTX_INF
 
 # Acceptance 0.5 at every position: E[tokens | K=4] = 1 + .5 + .25 + .125 + .0625 = 1.9375.
@@ -16,7 +16,9 @@ E4 = 1.9375
 
 
 def _plan(profile, **cfg):  # type: ignore[no-untyped-def]
-    return make_plan(goodput_table(CostModel.from_profile(profile)), PlanConfig(**cfg))
+    # hand tables test the planning math: exact step times, read by interpolation
+    model = CostModel.from_profile(profile, CostKind.INTERPOLATE)
+    return make_plan(goodput_table(model), PlanConfig(**cfg))
 
 
 def test_batch_only_and_2d_must_differ() -> None:
@@ -108,7 +110,7 @@ def test_cells_between_profile_points_are_interpolated() -> None:
         (0, 4),
         lambda b, c, k: 10.0 if k == 0 else (20.0 if c == 512 else 15.0),
     )
-    t = goodput_table(CostModel.from_profile(p), (1, 4, 8), (512, 2048, 8192))
+    t = goodput_table(CostModel.from_profile(p, CostKind.INTERPOLATE), (1, 4, 8), (512, 2048, 8192))
     # ctx 2048 is halfway in log space: T4 = 17.5 ms
     assert t.goodput[0, 1, 1] == pytest.approx(1 * E4 * 1000 / 17.5)
     assert not t.extrapolated.any()

@@ -47,7 +47,7 @@ def test_profile_engine_writes_complete_versioned_profile(tiny: Path, tmp_path: 
     assert not progress_path(out).exists()
     m = prof.metadata
     assert m.source is ProfileSource.ENGINE and m.model == str(tiny) and m.threads == 1
-    assert m.drafter == "streaming W=8 sinks=4" and "torch" in m.library_versions
+    assert m.drafter.startswith("streaming W=8 sinks=4 draft=") and "torch" in m.library_versions
     assert prof.grid == ProfileGrid((1, 2), (16, 64), (0, 1, 2))
     for t in prof.timings:
         assert t.t_step_ms.n == 3 and t.t_step_ms.median > 0

@@ -33,13 +33,14 @@ from specsched.errors import UserError
 
 class Metric(str, Enum):
     OUTPUT_TOK_S = "output_tok_s"
+    DECODE_TOK_S = "decode_tok_s"
     TTFT_S_MEDIAN = "ttft_s_median"
     ITL_S_MEDIAN = "itl_s_median"
     WALL_S = "wall_s"
 
     @property
     def higher_is_better(self) -> bool:
-        return self is Metric.OUTPUT_TOK_S
+        return self in (Metric.OUTPUT_TOK_S, Metric.DECODE_TOK_S)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,10 @@ Every context aggregate the router offers (mean, median, max, each floored) shif
 when every context grows by t, so the representative at t is ctx_repr(0) + t and K only changes
 where that crosses a context-range lower bound: the K function is stored run-length encoded.
 Arms with the same drafter, the same options and the same K function at every token of every wave
-are *controls* on the scenario: the same configuration, their measured difference is noise. On
-the engine backend an arm with K = 0 at every token is no-spec whatever its drafter.
-No torch here.
+are *controls* on the scenario (an adaptive arm's K depends on what it observes: it is never a
+control of another arm, and its K values are shown as the range it may choose): the same
+configuration, their measured difference is noise. On the engine backend an arm with K = 0 at every
+token is no-spec whatever its drafter. No torch here.
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ def classify_scenario(exp: Experiment, scenario: Scenario) -> ScenarioDryRun:
     crossings: list[Crossing] = []
     k_values: dict[str, tuple[int, ...]] = {}
     for arm in exp.arms:
+        if arm.policy.is_adaptive:  # K depends on what it observes: never a control, no plan
+            groups[("adaptive", arm.name)] = [arm.name]
+            k_values[arm.name] = tuple(range(arm.policy.max_k + 1))
+            continue
         per_wave = [wave_k_runs(arm, lens, scenario.output_len) for lens in waves]
         key = _config_key(exp, arm, per_wave)
         groups.setdefault(key, []).append(arm.name)

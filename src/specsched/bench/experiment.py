@@ -21,6 +21,9 @@ class ScenarioKind(str, Enum):
     BATCH = "batch"  # explicit per-request prompt lengths, all started together
     PREFIX_REPETITION = "prefix_repetition"  # shared prefix + distinct suffixes (vLLM dataset)
     RANDOM = "random"  # uniform lengths in [input_len*(1-r), input_len*(1+r)] drawn with the seed
+    # random lengths; requests alternate in phases of `phase_len`: repetitive text (a short
+    # snippet repeated: drafts get accepted), then free text (they do not), and so on
+    PHASES = "phases"
 
 
 class BackendKind(str, Enum):
@@ -101,8 +104,10 @@ class Scenario:
     prefix_len: int = 0  # prefix_repetition
     suffix_len: int = 0  # prefix_repetition
     num_prefixes: int = 1  # prefix_repetition: requests cycle over this many shared prefixes
-    input_len: int = 0  # random
-    range_ratio: float = 0.0  # random
+    input_len: int = 0  # random, phases
+    range_ratio: float = 0.0  # random, phases
+    phase_len: int = 0  # phases: requests per phase
+    repeat_unit: int = 24  # phases: tokens of the snippet a repetitive prompt repeats
     sampling: Sampling = field(default_factory=Sampling)
 
     def __post_init__(self) -> None:
@@ -124,9 +129,13 @@ class Scenario:
                 raise UserError(f"{where}: prefix_len + suffix_len must be >= 1 (both >= 0)")
             if self.num_prefixes < 1:
                 raise UserError(f"{where}: num_prefixes must be >= 1")
-        elif self.kind is ScenarioKind.RANDOM:
+        elif self.kind in (ScenarioKind.RANDOM, ScenarioKind.PHASES):
             if self.input_len < 1:
-                raise UserError(f"{where}: random needs input_len >= 1")
+                raise UserError(f"{where}: {self.kind.value} needs input_len >= 1")
+            if self.kind is ScenarioKind.PHASES and not (
+                    self.phase_len >= 1 and 1 <= self.repeat_unit < self.input_len):
+                raise UserError(f"{where}: phases needs phase_len >= 1 and "
+                                f"1 <= repeat_unit < input_len")
             if not 0 <= self.range_ratio < 1:
                 raise UserError(f"{where}: range_ratio must be in [0, 1), got {self.range_ratio}")
 

@@ -9,8 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
+from specsched.bench.arm_policy import parse_policy, policy_to_obj
 from specsched.bench.experiment import (
     NO_DRAFTER,
     Arm,
@@ -22,18 +21,27 @@ from specsched.bench.experiment import (
     ServerSpec,
 )
 from specsched.errors import UserError
-from specsched.io import check_keys
-from specsched.policy import CtxAgg, PolicyConfig
+from specsched.io import (
+    MiB,
+    check_keys,
+    parse_data_text,
+    read_user_text,
+    show_text,
+    show_value,
+)
+from specsched.policy import CtxAgg
 from specsched.schedule import Schedule, load_schedule, schedule_from_obj
 
 E = TypeVar("E", bound=Enum)
+MAX_EXPERIMENT_BYTES = 4 * MiB
 TOP_KEYS = {"name", "arms", "scenarios", "baseline", "replicates", "warmup", "seed", "backend",
             "backend_options", "drafter"}
 ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max_k", "server",
-            "options"}
+            "options", "policy", "adaptive"}
 SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
-                 "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling"}
+                 "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling",
+                 "phase_len", "repeat_unit"}
 SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
 
 
@@ -42,21 +50,21 @@ def _int(obj: dict[str, Any], key: str, where: str, default: int | None = None) 
     if value is None:
         raise UserError(f"{where}: `{key}` is required (an integer)")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{where}: `{key}` must be an integer, got {value!r}")
+        raise UserError(f"{where}: `{key}` must be an integer, got {show_value(value)}")
     return value
 
 
 def _num(obj: dict[str, Any], key: str, where: str, default: float) -> float:
     value = obj.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{where}: `{key}` must be a number, got {value!r}")
+        raise UserError(f"{where}: `{key}` must be a number, got {show_value(value)}")
     return float(value)
 
 
 def _str(obj: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
     value = obj.get(key, default)
     if not isinstance(value, str) or not value:
-        raise UserError(f"{where}: `{key}` must be a non-empty string, got {value!r}")
+        raise UserError(f"{where}: `{key}` must be a non-empty string, got {show_value(value)}")
     return value
 
 
@@ -65,7 +73,7 @@ def _enum(cls: type[E], value: Any, where: str) -> E:
         return cls(value)
     except ValueError:
         choices = ", ".join(m.value for m in cls)
-        raise UserError(f"{where}: {value!r} is not one of {choices}") from None
+        raise UserError(f"{where}: {show_value(value)} is not one of {choices}") from None
 
 
 def _options(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
@@ -106,7 +114,7 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
     where = f"arms[{index}]"
     obj = check_keys(obj, ARM_KEYS, where)
     name = _str(obj, "name", where)
-    where = f"arm {name!r}"
+    where = f"arm {show_value(name)}"
     has_schedule, has_k = "schedule" in obj, "k" in obj
     if has_schedule == has_k:
         raise UserError(f"{where}: give exactly one of `schedule` (file or inline) or `k`")
@@ -130,18 +138,15 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
                 schedule = schedule_from_obj(source, max_k)
         except UserError as exc:
             raise UserError(f"{where}: schedule: {exc}") from None
-    zero = schedule.k_values == (0,)
-    drafter = obj.get("drafter", NO_DRAFTER if zero and "drafter" not in obj else default_drafter)
-    if not isinstance(drafter, str) or not drafter:
-        raise UserError(f"{where}: `drafter` must be a non-empty string")
     per_request = obj.get("per_request_k", False)
     if not isinstance(per_request, bool):
         raise UserError(f"{where}: `per_request_k` must be true or false")
-    policy = PolicyConfig(
-        schedule=schedule,
-        ctx_agg=_enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg"),
-        per_request_k=per_request,
-    )
+    ctx_agg = _enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg")
+    policy = parse_policy(obj, schedule, ctx_agg, per_request, base_dir, where)
+    zero = policy.max_k == 0  # never drafts: no drafter unless one is named
+    drafter = obj.get("drafter", NO_DRAFTER if zero and "drafter" not in obj else default_drafter)
+    if not isinstance(drafter, str) or not drafter:
+        raise UserError(f"{where}: `drafter` must be a non-empty string")
     return Arm(
         name=name,
         policy=policy,
@@ -155,7 +160,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
     where = f"scenarios[{index}]"
     obj = check_keys(obj, SCENARIO_KEYS, where)
     name = _str(obj, "name", where)
-    where = f"scenario {name!r}"
+    where = f"scenario {show_value(name)}"
     kind = _enum(ScenarioKind, obj.get("kind"), f"{where}: kind")
     prompt_lens: tuple[int, ...] = ()
     if kind is ScenarioKind.BATCH:
@@ -180,6 +185,8 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
         num_prefixes=_int(obj, "num_prefixes", where, 1),
         input_len=_int(obj, "input_len", where, 0),
         range_ratio=_num(obj, "range_ratio", where, 0.0),
+        phase_len=_int(obj, "phase_len", where, 0),
+        repeat_unit=_int(obj, "repeat_unit", where, 24),
         sampling=Sampling(
             temperature=_num(sampling_obj, "temperature", f"{where}: sampling", 0.0),
             top_p=_num(sampling_obj, "top_p", f"{where}: sampling", 1.0),
@@ -212,26 +219,17 @@ def experiment_from_obj(obj: Any, base_dir: Path = Path(".")) -> Experiment:
 
 
 def load_experiment(path: str | Path) -> Experiment:
-    """Read a .yaml/.yml/.json experiment file."""
+    """Read a .yaml/.yml/.json experiment file (a regular file of at most MAX_EXPERIMENT_BYTES,
+    decoded with `specsched.io`'s bounds: depth, integer digits, YAML aliases, YAML 1.2 core
+    scalars)."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such experiment file (YAML or JSON)")
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read: {exc}") from None
-    try:
-        obj = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"{path}: invalid YAML{where}") from None
+    raw = read_user_text(path, "experiment", MAX_EXPERIMENT_BYTES)
+    where = show_text(str(path), 120)
+    obj = parse_data_text(raw, where, path.suffix)
     try:
         return experiment_from_obj(obj, path.parent)
     except UserError as exc:
-        raise UserError(f"{path}: {exc}") from None
+        raise UserError(f"{where}: {exc}") from None
 
 
 def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
@@ -252,6 +250,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 "ctx_agg": a.policy.ctx_agg.value,
                 "drafter": a.drafter,
                 "per_request_k": a.policy.per_request_k,
+                **policy_to_obj(a.policy),
                 "server": None if a.server is None else {
                     "base_url": a.server.base_url,
                     "command": list(a.server.command),
@@ -270,6 +269,8 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 "prompt_lens": list(s.prompt_lens), "prefix_len": s.prefix_len,
                 "suffix_len": s.suffix_len, "num_prefixes": s.num_prefixes,
                 "input_len": s.input_len, "range_ratio": s.range_ratio,
+                **({"phase_len": s.phase_len, "repeat_unit": s.repeat_unit}
+                   if s.kind is ScenarioKind.PHASES else {}),
                 "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
                              "top_k": s.sampling.top_k},
             }

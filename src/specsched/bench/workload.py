@@ -27,4 +27,9 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
     rng = random.Random(f"{seed}/{s.name}/lengths")
     lo = max(1, int(s.input_len * (1 - s.range_ratio)))
     hi = max(lo, int(s.input_len * (1 + s.range_ratio)))
+    if s.kind is ScenarioKind.PHASES:  # even phases repeat a snippet, odd ones are free text
+        return tuple(
+            RequestShape(rng.randint(lo, hi), s.output_len,
+                         repeat_unit=s.repeat_unit if (i // s.phase_len) % 2 == 0 else 0)
+            for i in range(s.num_requests))
     return tuple(RequestShape(rng.randint(lo, hi), s.output_len) for _ in range(s.num_requests))

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from specsched.errors import UserError
+from specsched.io import show_text
+
+MAX_ERROR_CHARS = 2000
 
 # Subcommand modules under specsched.cli, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -35,7 +38,7 @@ class OneLineArgumentParser(argparse.ArgumentParser):
     """argparse that reports usage errors as one `error: ...` line with exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {self.prog}: {message}\n")
+        self.exit(2, f"error: {self.prog}: {show_text(message, MAX_ERROR_CHARS)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,8 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rc: int = args.func(args)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except UserError as exc:  # one line whatever the message holds (user text is escaped)
+        print(f"error: {show_text(str(exc), MAX_ERROR_CHARS)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -21,14 +21,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+# A terminal shows this much of a grid; larger schedules print a corner of it (--json has all).
+MAX_SHOWN_ROWS = 40
+MAX_SHOWN_COLS = 12
+MAX_SHOWN_WARNINGS = 20
+
+
 def grid_table(s: Schedule, title: str = "K by batch size x context") -> Table:
+    """The grid, or its top-left corner (MAX_SHOWN_ROWS x MAX_SHOWN_COLS) for a large one."""
+    rows, cols = len(s.batch_ranges), len(s.ctx_ranges)
+    if rows > MAX_SHOWN_ROWS or cols > MAX_SHOWN_COLS:
+        title += (f" (first {min(rows, MAX_SHOWN_ROWS)} of {rows} rows x "
+                  f"{min(cols, MAX_SHOWN_COLS)} of {cols} columns; --json lists every entry)")
     table = Table(title=title)
     table.add_column("batch size", justify="right")
-    last = len(s.ctx_ranges) - 1
-    for c, (lo, hi) in enumerate(s.ctx_ranges):
+    last = cols - 1
+    for c, (lo, hi) in enumerate(s.ctx_ranges[:MAX_SHOWN_COLS]):
         table.add_column(f"ctx {lo}+" if c == last else f"ctx {lo}-{hi}", justify="right")
-    for (lo, hi), row in zip(s.batch_ranges, s.effective_grid):
-        table.add_row(f"{lo}-{hi}", *(str(k) for k in row))
+    for (lo, hi), row in zip(s.batch_ranges[:MAX_SHOWN_ROWS], s.effective_grid, strict=False):
+        table.add_row(f"{lo}-{hi}", *(str(k) for k in row[:MAX_SHOWN_COLS]))
     return table
 
 
@@ -49,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         console = stdout_console()
         console.print(grid_table(s))
-        for w in warnings:
+        for w in warnings[:MAX_SHOWN_WARNINGS]:
             console.print(f"warning: {w.message} [{w.code.value}]", markup=False)
+        if len(warnings) > MAX_SHOWN_WARNINGS:
+            console.print(f"... and {len(warnings) - MAX_SHOWN_WARNINGS} more warnings "
+                          f"(--json lists all)", markup=False)
         console.print(
             f"valid {s.arity}-item schedule: {len(s.batch_ranges)} batch-size range(s) x "
             f"{len(s.ctx_ranges)} context range(s), K in {list(s.k_values)}"

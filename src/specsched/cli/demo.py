@@ -13,11 +13,13 @@ continues an interrupted demo; a folder the demo did not write is never touched.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 from specsched.cli._common import stdout_console
+from specsched.demo.config import Shape
 
 
 def register(sub: Any) -> None:
@@ -32,6 +34,10 @@ def register(sub: Any) -> None:
                    help="smollm2-135m (default), a .gguf file or a HF directory")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: safest on a shared machine)")
+    p.add_argument("--shape", choices=[s.value for s in Shape], default=Shape.SERVING.value,
+                   help="serving (default): continuous batching, 2 requests per slot, mixed "
+                   "prompt lengths, new text every replicate; wave: one wave of B requests of one "
+                   "text, no refill (the earlier demos' workload)")
     p.set_defaults(func=run)
 
 
@@ -105,27 +111,34 @@ class RichUI:
         self._stop()
 
 
+def _ratio(ratio: float | None, ci: list[float] | None) -> str:
+    if ratio is None or ci is None:
+        return "n/a"
+    return f"x{ratio:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
 def render_verdict(result: Any, console: Any) -> None:
     from rich.table import Table
 
     from specsched.demo.verdict import conclusions
 
-    t = Table(title="verdict: speedup vs no-spec (decode+output tokens/s), predicted vs measured")
-    for col in ("scenario", "arm", "K", "predicted", "measured [95% CI]", "tok/s", "verdict"):
+    t = Table(title="verdict: speedup vs no-spec, predicted (simulated) vs measured; end to end "
+              "(output tokens/s) and decode only")
+    for col in ("scenario", "arm", "K", "predicted", "measured e2e [95% CI]", "decode [95% CI]",
+                "tok/s", "verdict"):
         t.add_column(col, justify="left" if col in ("scenario", "arm", "verdict") else "right")
     for r in result.verdict:
         pred = "n/a" if r["predicted_speedup"] is None else f"x{r['predicted_speedup']:.2f}"
         if r["verdict"] == "baseline":
-            meas = "x1 (baseline)"
-        elif r["ratio"] is None:
-            meas = "n/a"
+            meas = dec = "x1 (baseline)"
         else:
-            meas = f"x{r['ratio']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
+            meas = _ratio(r["ratio"], r["ci"])
+            dec = _ratio(r["decode_ratio"], r["decode_ci"])
         verdict = r["verdict"] or ""
         style = {"win": "green", "loss": "red"}.get(verdict, "")
         if r["same_config_as_baseline"]:
             verdict += " (same config)"
-        t.add_row(r["scenario"], r["arm"], ",".join(map(str, r["k"])), pred, meas,
+        t.add_row(r["scenario"], r["arm"], ",".join(map(str, r["k"])), pred, meas, dec,
                   f"{r['median_tok_s']:.1f}", f"[{style}]{verdict}[/]" if style else verdict)
     console.print(t)
     for line in conclusions(result.verdict, result.analysis):
@@ -138,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = (quick_config(args.model, args.threads) if args.quick
            else DemoConfig(model=args.model, threads=args.threads))
+    cfg = dataclasses.replace(cfg, shape=Shape(args.shape))
     ui = RichUI()
     try:
         result = run_demo(args.out, cfg, ui, force=args.force)

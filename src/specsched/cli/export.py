@@ -6,6 +6,12 @@ a schedule with a context axis and `stock` for a batch-only one. `--mode stock` 
 installed. `--mode specsched` prints the complete flags for specsched's scheduler class:
 `--speculative-config` with a batch-only table holding every K the 2-D schedule emits,
 `--scheduler-cls`, `--additional-config` with the schedule, `--max-num-seqs`.
+Every field of an input speculative config (method, draft model, drafter parameters, `ctx_agg`,
+`num_speculative_tokens` as max K) is carried over; a flag given explicitly replaces the input's
+value, with a note. `--to sglang` prints the `ctx_buckets` form (SGLang PR #31716) for a schedule
+with a context axis; `--mode stock` the candidates form stock SGLang reads. `--policy adaptive`
+(or `"policy": "adaptive"` in an input `--additional-config` object) exports the closed-loop
+policy: a table holding every K in 0..--max-k, and the `adaptive` block (`--profile`: its priors).
 """
 
 from __future__ import annotations
@@ -16,8 +22,15 @@ import shlex
 
 from rich.console import Console
 
+from specsched.errors import UserError
 from specsched.policy.route import CtxAgg
-from specsched.schedule import Schedule, export_sglang, export_vllm, load_schedule
+from specsched.schedule import (
+    ServingSpec,
+    export_sglang,
+    export_vllm,
+    load_serving_spec,
+    read_schedule_source,
+)
 
 MODES = ("auto", "stock", "specsched")
 
@@ -27,8 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("schedule", help="JSON/YAML file or inline JSON list")
     p.add_argument("--to", choices=["vllm", "sglang"], required=True)
     p.add_argument("--max-k", type=int, default=None, help="clamp K (num_speculative_tokens)")
-    p.add_argument("--method", default="ngram", help="vLLM speculative method (default: ngram)")
-    p.add_argument("--draft-model", default=None, help="vLLM draft model path, for draft methods")
+    p.add_argument("--method", default=None,
+                   help="vLLM speculative method (default: the input's, else ngram)")
+    p.add_argument("--draft-model", default=None,
+                   help="vLLM draft model path, for draft methods (default: the input's `model`)")
     p.add_argument(
         "--project-ctx",
         type=int,
@@ -42,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="auto",
         help="vLLM: 'stock' prints the batch-only --speculative-config; 'specsched' the complete "
         "flags running the 2-D schedule with specsched's scheduler class; 'auto' (default): "
-        "specsched for schedules with a context axis, stock for batch-only ones",
+        "specsched for schedules with a context axis, stock for batch-only ones. SGLang: 'stock' "
+        "prints candidates per slot instead of ctx_buckets",
     )
     p.add_argument(
         "--max-num-seqs",
@@ -53,8 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--ctx-agg",
         choices=[a.value for a in CtxAgg],
-        default=CtxAgg.MEAN.value,
-        help="context representative of a step's decode requests (specsched mode; default mean)",
+        default=None,
+        help="context representative of a step's decode requests (specsched mode; default: the "
+        "input's ctx_agg, else mean)",
     )
     p.add_argument(
         "--log-every",
@@ -62,57 +79,109 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0,
         help="specsched mode: log K usage every N scheduler steps (default 0: at shutdown only)",
     )
+    p.add_argument("--policy", choices=["static", "adaptive"], default=None,
+                   help="vLLM: 'adaptive' runs the closed-loop K policy with the schedule as its "
+                   "prior, K in 0..--max-k (default: the input's `policy`, else static)")
+    p.add_argument("--profile", default=None,
+                   help="--policy adaptive: profile.json whose step cost and acceptance are the "
+                   "policy's priors (the path the vLLM server reads)")
     p.set_defaults(func=run)
 
 
+def _resolved(flag: str | None, written: str | None, name: str, notes: list[str]) -> str | None:
+    """The explicit flag, else the input's value; a note when the flag replaces another value."""
+    if flag is not None and written is not None and flag != written:
+        notes.append(f"{name} {flag} replaces the input's {written}")
+    return flag if flag is not None else written
+
+
+def _ctx_agg(value: str | None) -> CtxAgg:
+    try:
+        return CtxAgg(value or CtxAgg.MEAN.value)
+    except ValueError:
+        choices = ", ".join(a.value for a in CtxAgg)
+        raise UserError(f"ctx_agg must be one of {choices}, got {value!r}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    s = load_schedule(args.schedule, max_k=args.max_k)
+    spec = load_serving_spec(args.schedule, max_k=args.max_k)
+    s = spec.schedule
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # stdout stays copy-pasteable
+    notes: list[str] = []
     if args.to == "sglang":
-        out = export_sglang(s)
+        if args.policy == "adaptive" or args.profile is not None:
+            raise UserError("--policy adaptive and --profile apply to --to vllm only")
+        out = export_sglang(s, context_axis=args.mode != "stock")
         print(json.dumps(out["speculative_adaptive_config"], indent=2))
-        for note in out["notes"]:
-            console.print(f"note: {note}", markup=False, style="dim")
+        _print_notes(console, [*notes, *out["notes"]])
         return 0
+    method = _resolved(args.method, spec.method, "--method", notes) or "ngram"
+    model = _resolved(args.draft_model, spec.model, "--draft-model", notes)
+    ctx_agg = _ctx_agg(_resolved(args.ctx_agg, spec.ctx_agg, "--ctx-agg", notes))
+    extra = {k: v for k, v in spec.fields if k not in ("method", "model")}
+    from specsched.integrations.vllm.flags import adaptive_block
+
+    adaptive, adaptive_notes = adaptive_block(read_schedule_source(args.schedule), s,
+                                              args.policy, args.max_k, args.profile)
+    notes += adaptive_notes
     mode = args.mode
     if mode == "auto":
-        mode = "stock" if s.is_batch_only else "specsched"
+        mode = "stock" if s.is_batch_only and adaptive is None else "specsched"
     if mode == "specsched":
-        return _run_specsched(args, s, console)
-    out = export_vllm(s, method=args.method, model=args.draft_model, project_ctx=args.project_ctx)
+        return _run_specsched(args, spec, (method, model, ctx_agg, extra), console, notes,
+                              adaptive)
+    if adaptive is not None:
+        raise UserError("the adaptive policy needs specsched's scheduler class: use --mode "
+                        "specsched (stock vLLM only reads a batch-only table)")
+    out = export_vllm(s, method=method, model=model, project_ctx=args.project_ctx, extra=extra)
     body = json.dumps(out["speculative_config"], separators=(",", ":"))
     print(f"--speculative-config {shlex.quote(body)}")
-    notes = list(out["notes"])
-    for note in notes:
-        console.print(f"note: {note}", markup=False, style="dim")
+    if spec.ctx_agg is not None or args.ctx_agg is not None:
+        notes.append(f"ctx_agg={ctx_agg.value} is not a stock vLLM key (no context axis there): "
+                     "dropped; `--mode specsched` keeps it")
+    _print_notes(console, [*notes, *out["notes"]])
     return 0
 
 
-def _run_specsched(args: argparse.Namespace, s: Schedule, console: Console) -> int:
-    from specsched.errors import UserError
+def _print_notes(console: Console, notes: list[str]) -> None:
+    for note in notes:
+        console.print(f"note: {note}", markup=False, style="dim")
+
+
+def _run_specsched(
+    args: argparse.Namespace,
+    spec: ServingSpec,
+    resolved: tuple[str, str | None, CtxAgg, dict[str, object]],
+    console: Console,
+    notes: list[str],
+    adaptive: dict[str, object] | None = None,
+) -> int:
     from specsched.integrations.vllm.flags import render_flags, serve_flags
     from specsched.integrations.vllm.table import DEFAULT_MAX_NUM_SEQS
     from specsched.integrations.vllm.version import supported_range_text
 
+    method, model, ctx_agg, extra = resolved
     max_num_seqs = args.max_num_seqs if args.max_num_seqs is not None else DEFAULT_MAX_NUM_SEQS
     if max_num_seqs < 1:
         raise UserError(f"--max-num-seqs must be >= 1, got {max_num_seqs}")
     flags = serve_flags(
-        s,
-        method=args.method,
-        model=args.draft_model,
+        spec.schedule,
+        method=method,
+        model=model,
         max_num_seqs=max_num_seqs,
         project_ctx=args.project_ctx,
-        ctx_agg=CtxAgg(args.ctx_agg),
+        ctx_agg=ctx_agg,
         log_every=args.log_every,
+        extra=extra,
+        adaptive=adaptive,
     )
     print(render_flags(flags))
-    notes = [
+    notes += [
         "append to `vllm serve MODEL`; specsched must be importable in vLLM's environment "
         f"(vLLM {supported_range_text()})",
-        "the table in --speculative-config holds every K the schedule emits (so vLLM handles "
-        f"and captures each); it is built for --max-num-seqs {max_num_seqs}",
+        "the table in --speculative-config holds every K the "
+        f"{'schedule emits' if adaptive is None else 'adaptive policy may choose'} (so vLLM "
+        f"handles and captures each); it is built for --max-num-seqs {max_num_seqs}",
     ]
-    for note in notes:
-        console.print(f"note: {note}", markup=False, style="dim")
+    _print_notes(console, notes)
     return 0

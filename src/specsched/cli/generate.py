@@ -13,8 +13,10 @@ from typing import Any
 
 from specsched.cli.spec_flags import add_drafter_args, add_policy_args, speculative_from_args
 from specsched.errors import UserError
+from specsched.io import MiB, atomic_write_json, read_user_text, show_value
 
 DEFAULT_MODEL = "smollm2-135m"  # = specsched.engine.loading.registry.DEFAULT_MODEL, no torch
+MAX_PROMPTS_BYTES = 64 * MiB
 
 
 def register(sub: Any) -> None:
@@ -38,16 +40,28 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print outputs and stats as JSON")
     add_drafter_args(p)
     add_policy_args(p)
+    p.add_argument("--freeze-to", type=Path, default=None,
+                   help="adaptive: write what the policy learned as a 5-item schedule (JSON)")
     p.set_defaults(func=run)
 
 
+def check_prompt_text(text: str, where: str) -> str:
+    """`text` if it is valid Unicode; a --prompt holding bytes that are not UTF-8 (the shell
+    passes them as lone surrogates, PEP 383) is refused, never replaced silently."""
+    bad = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:
+        byte = ord(text[bad]) - 0xDC00 if 0xDC80 <= ord(text[bad]) <= 0xDCFF else None
+        what = f"byte 0x{byte:02x}" if byte is not None else "a lone surrogate"
+        raise UserError(f"{where}: not valid UTF-8 text ({what} at character {bad}); pass "
+                        f"UTF-8 text")
+    return text
+
+
 def read_prompts(args: argparse.Namespace) -> list[str]:
-    prompts = list(args.prompt)
+    """--prompt texts, then the non-blank lines of --prompts-file (a regular UTF-8 file)."""
+    prompts = [check_prompt_text(p, f"--prompt {i}") for i, p in enumerate(args.prompt)]
     if args.prompts_file is not None:
-        try:
-            text = args.prompts_file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"--prompts-file {args.prompts_file}: {exc.strerror}") from None
+        text = read_user_text(args.prompts_file, "prompts", MAX_PROMPTS_BYTES)
         prompts.extend(line for line in text.splitlines() if line.strip())
     if not prompts:
         raise UserError("no prompt: pass --prompt TEXT or --prompts-file FILE")
@@ -56,12 +70,20 @@ def read_prompts(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     prompts = read_prompts(args)
-    if args.max_new_tokens < 1:
-        raise UserError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
-    spec = speculative_from_args(args)
-    from specsched.cli._common import print_json, stdout_console
-    from specsched.engine import LLM, SamplingParams
+    # the torch-free configs first: a bad number is refused before torch or the model loads
+    from specsched.engine.config import EngineConfig
+    from specsched.engine.sampling.params import SamplingParams
 
+    EngineConfig(max_num_seqs=args.max_num_seqs, max_model_len=args.max_model_len,
+                 max_num_batched_tokens=max(512, args.max_num_seqs), dtype=args.dtype,
+                 device=args.device, num_threads=args.threads)
+    if not 1 <= args.max_new_tokens < args.max_model_len:
+        raise UserError(
+            f"--max-new-tokens must be in [1, --max-model-len - 1 = {args.max_model_len - 1}] (a "
+            f"sequence holds at most --max-model-len tokens, prompt included), got "
+            f"{show_value(args.max_new_tokens)}"
+        )
+    spec = speculative_from_args(args)
     params = [  # request i is seeded with seed + i so prompts do not share one random stream
         SamplingParams(
             max_tokens=args.max_new_tokens,
@@ -72,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         )
         for i in range(len(prompts))
     ]
+    from specsched.cli._common import print_json, stdout_console
+    from specsched.engine import LLM
+
     llm = LLM(
         model=args.model,
         dtype=args.dtype,
@@ -84,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     )
     outputs = generate_with_progress(llm, prompts, params, not args.no_chat_template, args.json)
     run_stats = llm.last_run_stats
+    learned = llm.engine.learned_schedule()  # adaptive policy only
+    if args.freeze_to is not None:
+        if learned is None:
+            raise UserError("--freeze-to needs --policy adaptive (a static policy learns nothing)")
+        atomic_write_json(args.freeze_to, {"speculative_token_schedule": learned.entries(5)})
     if args.json:
         print_json(
             {
@@ -94,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
                     "schedule": spec.policy.schedule.entries(),
                     "ctx_agg": spec.policy.ctx_agg.value,
                     "per_request_k": spec.policy.per_request_k,
+                    "policy": spec.policy.kind.value,
+                    "learned_schedule": None if learned is None else learned.entries(5),
+                    "draft_dtype": llm.engine.speculator.draft_dtype,
+                    "draft_extra_weight_mb": round(llm.engine.speculator.draft_extra_bytes / 1e6,
+                                                   1),
                 },
                 "outputs": [
                     {

@@ -4,11 +4,20 @@ predicted gain over no-spec, the best static K, the best batch-only schedule and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from specsched.cli._common import parse_int_list, print_json, stdout_console
+from specsched.cli._predict import (
+    add_predict_args,
+    load_workload_arg,
+    predict_plan_arms,
+    predictions_to_obj,
+    render_model,
+    render_predictions,
+)
 from specsched.cli.profile import add_grid_args, add_roofline_args, roofline_from_args
 from specsched.errors import UserError
 
@@ -33,8 +42,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--allow-extrapolation",
         action="store_true",
-        help="cells outside the profile clamp to its edge (flagged *) instead of failing",
+        help="cells outside the profile are predicted by the fitted model (interpolation: "
+        "clamped to the edge) and flagged *, instead of failing",
     )
+    add_predict_args(p)
     p.add_argument("--out", default=None, help="write the schedule JSON here")
     p.add_argument(
         "--plots", default=None, metavar="DIR", help="write k_heatmap.png and speedup.png into DIR"
@@ -54,11 +65,13 @@ def run(args: argparse.Namespace) -> int:
         load_profile,
         make_plan,
     )
+    from specsched.planner.interpolate import CostKind
 
     if bool(args.profile) == bool(args.roofline):
         raise UserError("give a profile.json, or --roofline (with --gpu/--model), not both")
     if args.out and Path(args.out).exists() and not args.force:
         raise UserError(f"{args.out} exists; choose another --out or pass --force to overwrite")
+    workload = load_workload_arg(args)
     config = PlanConfig(
         max_batch_ranges=args.max_batch_ranges,
         max_ctx_ranges=1 if args.batch_only else args.max_ctx_ranges,
@@ -76,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         profile, source = load_profile(args.profile), str(args.profile)
         cells_b = parse_int_list(args.batch_sizes, "--batch-sizes", 1) if args.batch_sizes else None
         cells_c = parse_int_list(args.contexts, "--contexts", 1) if args.contexts else None
-    model = CostModel.from_profile(profile)
+    model = CostModel.from_profile(profile, CostKind(args.cost_model), args.acceptance_quantile)
     table = goodput_table(
         model,
         tuple(cells_b) if cells_b else None,
@@ -88,6 +101,13 @@ def run(args: argparse.Namespace) -> int:
     from specsched.planner.plan_json import plan_to_obj
 
     obj = plan_to_obj(result, source)
+    preds = None
+    if workload is not None:
+        batch_only = result.schedule if config.batch_only else make_plan(
+            table, dataclasses.replace(config, max_ctx_ranges=1, batch_only=True)).schedule
+        preds = predict_plan_arms(profile, result, batch_only, workload, args.seeds)
+        obj["specsched_plan"]["workload_prediction"] = predictions_to_obj(
+            preds, args.workload, args.seeds)
     if args.out:
         atomic_write_json(args.out, obj)
     written = [args.out] if args.out else []
@@ -100,11 +120,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(obj)
     else:
-        _render(result, source, written)
+        _render(result, source)
+        render_model(model)
+        if preds is not None:
+            render_predictions(preds, args.workload)
+        for path in written:
+            stdout_console().print(f"wrote {path}")
     return 0
 
 
-def _render(result: Any, source: str, written: list[str]) -> None:
+def _render(result: Any, source: str) -> None:
     from rich.table import Table
 
     from specsched.planner import Arm
@@ -141,5 +166,3 @@ def _render(result: Any, source: str, written: list[str]) -> None:
         console.print("[yellow]* clamped to the profile's edge (extrapolation)[/]")
     sched = result.schedule
     console.print(f"schedule: {json.dumps(sched.entries(3 if sched.is_batch_only else 5))}")
-    for path in written:
-        console.print(f"wrote {path}")

@@ -3,6 +3,9 @@
 Modes (one at a time):
   specsched profile PROFILE.json                      validate and print a profile
   specsched profile --from-vllm-bench FILE... --out P import `vllm bench serve` result files
+  ... --from-vllm-trace TRACE | --from-vllm-metrics FILE   acceptance measured by specsched's
+      vLLM scheduler class: replaces the acceptance of the profile the mode above builds (or,
+      alone, writes an acceptance-only profile)
   specsched profile --roofline --gpu G --model M --out P   analytic profile (no hardware needed)
   specsched profile --engine --out P                  measure on specsched's engine (resumable)
 """
@@ -142,6 +145,10 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="import `vllm bench serve --save-result` files (JSON or JSON lines)",
     )
+    p.add_argument("--from-vllm-trace", metavar="TRACE", default=None,
+                   help="acceptance per position per context from specsched's vLLM trace")
+    p.add_argument("--from-vllm-metrics", metavar="FILE", default=None,
+                   help="the same from a saved /metrics page (specsched_* counters)")
     p.add_argument(
         "--k",
         type=int,
@@ -179,20 +186,30 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--repeats", type=int, default=5, help="timed steps per point (default 5)")
     g.add_argument("--warmup", type=int, default=2,
                    help="untimed decode steps before them (default 2)")
-    g.add_argument("--acceptance-tokens", type=int, default=48,
-                   help="tokens decoded per request for acceptance at each context (default 48)")
+    g.add_argument("--acceptance-tokens", type=int, default=128,
+                   help="tokens decoded per request for acceptance at each context (default 128)")
+    g.add_argument("--acceptance-prompts", type=int, default=16,
+                   help="requests (distinct texts) per context for acceptance, each measured "
+                   "on its own: mean, spread and confidence interval (default 16)")
+    g.add_argument("--prompts-file", default=None, metavar="FILE",
+                   help="measure acceptance on this UTF-8 text (your traffic) instead of the "
+                   "built-in corpus")
     g.add_argument("--resume", action="store_true",
                    help="continue an interrupted profile at --out (nothing measured is redone)")
 
 
 def engine_config_from_args(args: argparse.Namespace) -> EngineProfileConfig:
     """`EngineProfileConfig` from the engine arguments (the roofline's --drafter is shared)."""
+    from specsched.io import read_user_text
     from specsched.tune.engine_profile import EngineProfileConfig
 
+    if args.prompts_file is not None:
+        read_user_text(args.prompts_file, "prompts")  # fail now, not after the model loads
     return EngineProfileConfig(
         model=args.model or ENGINE_MODEL, speculative=speculative_from_args(args),
         dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
         warmup=args.warmup, acceptance_tokens=args.acceptance_tokens,
+        acceptance_prompts=args.acceptance_prompts, prompts_file=args.prompts_file,
     )
 
 
@@ -258,11 +275,14 @@ def run(args: argparse.Namespace) -> int:
     from specsched.planner import import_vllm_bench, load_profile, profile_to_obj
 
     modes = [bool(args.profile), bool(args.from_vllm_bench), args.roofline, args.engine]
-    if sum(modes) != 1:
+    measured = args.from_vllm_trace or args.from_vllm_metrics
+    if sum(modes) != 1 and not (measured and sum(modes) == 0):
         raise UserError(
             "give exactly one of: PROFILE.json, --from-vllm-bench FILE..., --roofline, --engine"
         )
-    if args.engine:
+    if measured:
+        profile = _measured_acceptance(args)
+    elif args.engine:
         profile = _run_engine_profile(args)
     elif args.from_vllm_bench:
         profile = import_vllm_bench(
@@ -279,6 +299,36 @@ def run(args: argparse.Namespace) -> int:
     else:
         render_profile(profile, args.out or args.profile)
     return 0
+
+
+def _measured_acceptance(args: argparse.Namespace) -> Profile:
+    """The profile of the chosen mode (or none) with acceptance from a vLLM trace / metrics."""
+    from specsched.planner import import_vllm_bench, load_profile
+    from specsched.planner.vllm_trace import (
+        acceptance_from_metrics,
+        acceptance_from_trace,
+        with_acceptance,
+    )
+
+    if args.from_vllm_trace and args.from_vllm_metrics:
+        raise UserError("give one of --from-vllm-trace and --from-vllm-metrics")
+    if args.engine:
+        raise UserError("--engine measures its own acceptance; drop --from-vllm-trace/-metrics")
+    base: Profile | None = None
+    if args.profile:
+        base = load_profile(args.profile)
+    elif args.from_vllm_bench:
+        # the bench runs' own acceptance (or this stand-in when they carry none) is replaced
+        base = import_vllm_bench(args.from_vllm_bench, args.k, args.ctx, (1.0,))
+    elif args.roofline:
+        base = roofline_from_args(args)
+    if args.from_vllm_trace:
+        points, source = acceptance_from_trace(args.from_vllm_trace), args.from_vllm_trace
+    else:
+        points, source = acceptance_from_metrics(args.from_vllm_metrics), args.from_vllm_metrics
+    profile = with_acceptance(base, points, Path(source).name)
+    _write(profile, args)
+    return profile
 
 
 def render_profile(profile: Any, name: str) -> None:
@@ -312,10 +362,16 @@ def render_profile(profile: Any, name: str) -> None:
         acc = Table(title="acceptance per draft position")
         acc.add_column("ctx")
         acc.add_column("a_1..a_K")
-        acc.add_column(f"E(tokens/step) at K={g.ks[-1]}", justify="right")
+        acc.add_column(f"E(tokens/step) at K={g.ks[-1]} [CI]", justify="right")
+        acc.add_column("requests", justify="right")
         for a in profile.acceptance:
-            e = expected_tokens(a.a, min(g.ks[-1], len(a.a)))
-            acc.add_row(str(a.ctx), " ".join(f"{x:.2f}" for x in a.a), f"{e:.2f}")
+            k = min(g.ks[-1], len(a.a))
+            e = f"{expected_tokens(a.a, k):.2f}"
+            if a.ci_lo is not None and a.ci_hi is not None:
+                e += (f" [{expected_tokens(a.ci_lo, k):.2f}, {expected_tokens(a.ci_hi, k):.2f}] "
+                      f"({100 * a.ci_level:.0f}%)")
+            acc.add_row(str(a.ctx), " ".join(f"{x:.2f}" for x in a.a), e,
+                        str(a.num_requests or "-"))
         console.print(acc)
     missing = profile.missing_points()
     if missing:

@@ -8,7 +8,8 @@ import argparse
 from typing import Any
 
 from specsched.engine.spec.config import SpeculativeConfig
-from specsched.policy import CtxAgg, PolicyConfig
+from specsched.errors import UserError
+from specsched.policy import AdaptiveConfig, CtxAgg, PolicyConfig, PolicyKind
 from specsched.schedule import Schedule, load_schedule
 
 
@@ -23,6 +24,9 @@ def add_drafter_args(p: Any, with_drafter: bool = True, default: str = "streamin
                    help="streaming drafter: attention-sink tokens (default 4)")
     p.add_argument("--prompt-lookup-min", type=int, default=1, help="ngram drafter: shortest n")
     p.add_argument("--prompt-lookup-max", type=int, default=4, help="ngram drafter: longest n")
+    p.add_argument("--draft-dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                   help="weights the streaming / model drafter reads: auto (default: bf16 where "
+                   "the CPU has AVX512_BF16 or AMX, else fp32), float32 or bfloat16")
 
 
 def add_policy_args(p: argparse.ArgumentParser) -> None:
@@ -33,7 +37,17 @@ def add_policy_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ctx-agg", default=CtxAgg.MEAN.value, choices=[a.value for a in CtxAgg],
                    help="decode-pool context representative (default mean: verify cost ~ Σctx)")
     p.add_argument("--per-request-k", action="store_true",
-                   help="K per request from its own context (ragged verify)")
+                   help="K per request (ragged verify): from its own context (static), or its "
+                   "own goodput-optimal K (adaptive)")
+    p.add_argument("--policy", default=PolicyKind.STATIC.value,
+                   choices=[k.value for k in PolicyKind],
+                   help="static: K from the schedule / --k; adaptive: learn acceptance and step "
+                   "cost online with the schedule / --k as the prior (default static)")
+    p.add_argument("--profile", default=None,
+                   help="adaptive: a profile.json (`specsched profile`) whose step costs and "
+                   "acceptance are the priors (else learned from scratch)")
+    p.add_argument("--max-k", type=int, default=None,
+                   help="adaptive: the largest K tried (default: the profile's, else 4)")
 
 
 def policy_from_args(args: argparse.Namespace) -> PolicyConfig:
@@ -42,8 +56,27 @@ def policy_from_args(args: argparse.Namespace) -> PolicyConfig:
         schedule = load_schedule(args.schedule)
     else:
         schedule = Schedule.constant(0 if args.k is None else args.k)
+    kind = PolicyKind(args.policy)
+    if kind is PolicyKind.STATIC:
+        if args.profile is not None or args.max_k is not None:
+            raise UserError("--profile and --max-k apply to --policy adaptive only")
+        return PolicyConfig(schedule=schedule, ctx_agg=CtxAgg(args.ctx_agg),
+                            per_request_k=args.per_request_k)
     return PolicyConfig(schedule=schedule, ctx_agg=CtxAgg(args.ctx_agg),
-                        per_request_k=args.per_request_k)
+                        per_request_k=args.per_request_k, kind=kind,
+                        adaptive=adaptive_from_args(args.profile, args.max_k))
+
+
+def adaptive_from_args(profile: str | None, max_k: int | None) -> AdaptiveConfig:
+    """Adaptive settings: priors from a profile when given."""
+    if max_k is not None and not 1 <= max_k <= 16:
+        raise UserError(f"--max-k must be in [1, 16], got {max_k}")
+    if profile is None:
+        return AdaptiveConfig(max_k=max_k or 4)
+    from specsched.planner import load_profile
+    from specsched.planner.adaptive_prior import adaptive_prior
+
+    return adaptive_prior(load_profile(profile), max_k=max_k)
 
 
 def speculative_from_args(args: argparse.Namespace,
@@ -55,4 +88,5 @@ def speculative_from_args(args: argparse.Namespace,
     return SpeculativeConfig.from_flags(
         args.drafter, policy, window=args.window, num_sink_tokens=args.sink_tokens,
         prompt_lookup_min=args.prompt_lookup_min, prompt_lookup_max=args.prompt_lookup_max,
+        draft_dtype=args.draft_dtype,
     )

@@ -3,6 +3,7 @@ schedule from that profile, write them with plots and a summary, print the predi
 
     specsched tune --out tune-out/                      # SmolLM2, batch 1,4 x ctx 512,2048
     specsched tune --batch-sizes 1,4,16 --contexts 512,4096 --ks 0,1,2,3,4 --resume
+    specsched tune --workload workload.yaml   # + each arm predicted on that workload (simulated)
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from specsched.cli._common import print_json, stdout_console
+from specsched.cli._predict import (
+    add_predict_args,
+    load_workload_arg,
+    predict_plan_arms,
+    predictions_to_obj,
+    render_model,
+    render_predictions,
+)
 from specsched.cli.profile import (
     ENGINE_BATCH_SIZES,
     ENGINE_CONTEXTS,
@@ -22,9 +31,11 @@ from specsched.cli.profile import (
     prepare_profile_out,
     run_engine_profile,
 )
+from specsched.io import atomic_write_json
 from specsched.tune.pipeline import PlanSettings
 
 PROFILE = "profile.json"
+PREDICTION = "workload_prediction.json"
 
 
 def add_tune_grid_args(p: argparse.ArgumentParser) -> None:
@@ -45,6 +56,7 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-gain", type=float, default=0.0,
                    help="keep K=0 unless speculation is predicted to gain more than this fraction")
     p.add_argument("--max-k", type=int, default=None, help="never choose K above this")
+    add_predict_args(p)
 
 
 def register(sub: Any) -> None:
@@ -61,22 +73,40 @@ def register(sub: Any) -> None:
 
 
 def plan_settings(args: argparse.Namespace) -> PlanSettings:
-    return PlanSettings(args.max_batch_ranges, args.max_ctx_ranges, args.min_gain, args.max_k)
+    from specsched.planner.interpolate import CostKind
+
+    return PlanSettings(args.max_batch_ranges, args.max_ctx_ranges, args.min_gain, args.max_k,
+                        CostKind(args.cost_model), args.acceptance_quantile)
 
 
 def run(args: argparse.Namespace) -> int:
     from specsched.tune.pipeline import plan_profile, write_tune_outputs
 
+    workload = load_workload_arg(args)
     args.out.mkdir(parents=True, exist_ok=True)
     profile_path = args.out / PROFILE
     prepare_profile_out(profile_path, args.resume, args.force)
     profile = run_engine_profile(args, profile_path)
     plans = plan_profile(profile, plan_settings(args), str(profile_path))
     written = write_tune_outputs(plans, args.out, plots=not args.no_plots)
+    preds = None
+    if workload is not None:
+        preds = predict_plan_arms(profile, plans.plan_2d, plans.batch_only.schedule, workload,
+                                  args.seeds)
+        path = args.out / PREDICTION
+        atomic_write_json(path, predictions_to_obj(preds, args.workload, args.seeds))
+        written.append(path)
     if args.json:
-        print_json(json.loads((args.out / "tune_summary.json").read_text()))
+        summary = json.loads((args.out / "tune_summary.json").read_text())
+        if preds is not None:
+            summary["workload_prediction"] = predictions_to_obj(preds, args.workload, args.seeds)
+        print_json(summary)
         return 0
     render_tune(plans)
+    if plans.plan_2d.table.model is not None:
+        render_model(plans.plan_2d.table.model)
+    if preds is not None:
+        render_predictions(preds, args.workload)
     stdout_console().print("wrote " + ", ".join(str(p) for p in [profile_path, *written]))
     return 0
 

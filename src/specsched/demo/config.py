@@ -11,7 +11,9 @@ plan predicts to beat the batch-only plan by the most (where the context axis ma
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from enum import Enum
 
 from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
@@ -19,22 +21,36 @@ from specsched.errors import UserError
 MARKER = ".specsched-demo"  # marks a folder the demo wrote (safe to resume or --force over)
 
 
+class Shape(str, Enum):
+    SERVING = "serving"  # continuous batching: more requests than slots, refill as they finish
+    WAVE = "wave"  # one wave of B requests with the same text, no refill (earlier demos)
+
+
 @dataclass(frozen=True, slots=True)
 class DemoScenario:
-    """B requests of exactly `ctx` prompt tokens: a shared prefix + distinct `suffix_len` tails.
-    `batch_size=None`: chosen from the plan (see module doc)."""
+    """A workload at about `ctx` prompt tokens. SERVING: `requests_per_slot` x B requests of
+    lengths drawn in ctx x (1 ± range_ratio), at most B in flight (a request starts when one
+    finishes, like `vllm bench serve --max-concurrency`), different text every replicate.
+    WAVE: B requests of exactly `ctx` tokens (a shared prefix + distinct `suffix_len` tails)
+    started together, the same text every replicate. `batch_size=None`: chosen from the plan
+    (see module doc)."""
 
     label: str
     ctx: int
     output_len: int
     batch_size: int | None = None
     suffix_len: int = 32
+    requests_per_slot: int = 2
+    range_ratio: float = 0.25
 
     def __post_init__(self) -> None:
         if (self.batch_size is not None and self.batch_size < 1) or self.output_len < 1:
             raise UserError(f"demo scenario {self.label!r}: batch size and output length >= 1")
         if self.ctx <= self.suffix_len:
             raise UserError(f"demo scenario {self.label!r}: ctx must exceed suffix_len")
+        if self.requests_per_slot < 1 or not 0 <= self.range_ratio < 1:
+            raise UserError(f"demo scenario {self.label!r}: requests_per_slot >= 1 and "
+                            f"0 <= range_ratio < 1")
 
     @property
     def name(self) -> str:
@@ -44,7 +60,14 @@ class DemoScenario:
     def with_batch(self, batch_size: int) -> DemoScenario:
         if self.batch_size is not None:
             return self
-        return DemoScenario(self.label, self.ctx, self.output_len, batch_size, self.suffix_len)
+        return dataclasses.replace(self, batch_size=batch_size)
+
+    def num_requests(self, shape: Shape) -> int:
+        assert self.batch_size is not None
+        return self.batch_size * (self.requests_per_slot if shape is Shape.SERVING else 1)
+
+    def longest_prompt(self, shape: Shape) -> int:
+        return int(self.ctx * (1 + self.range_ratio)) + 1 if shape is Shape.SERVING else self.ctx
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +86,8 @@ class DemoConfig:
         DemoScenario("short", 512, 40),
         DemoScenario("long", 4096, 40),
     ))
-    replicates: int = 8  # two Williams squares of the 4 arms
+    shape: Shape = Shape.SERVING
+    replicates: int = 5  # a Williams design of the 5 arms
     seed: int = 0
     max_batch_ranges: int = 4
     max_ctx_ranges: int = 4
@@ -79,15 +103,18 @@ class DemoConfig:
     @property
     def max_model_len(self) -> int:
         """Room for the longest profiled context or scenario, its output and drafts."""
-        longest = max(self.contexts[-1], *(s.ctx for s in self.scenarios))
+        longest = max(self.contexts[-1], *(s.longest_prompt(self.shape) for s in self.scenarios))
         out = max(s.output_len for s in self.scenarios)
         step_room = (self.warmup_steps + self.repeats + 2) * (self.ks[-1] + 1)
         return longest + max(out, step_room, self.acceptance_tokens) + self.ks[-1] + 64
 
     @property
     def max_num_seqs(self) -> int:
-        """Slots: the profile's prompts and each scenario's keep their own (prefix cache)."""
-        return self.batch_sizes[-1] + sum(s.batch_size or self.batch_sizes[-1]
+        """Slots: the profile's prompts and each scenario's requests of one replicate keep their
+        own (the prefix cache then serves every arm of a replicate the same prefilled text)."""
+        per_slot = max((s.requests_per_slot for s in self.scenarios), default=1)
+        per = per_slot if self.shape is Shape.SERVING else 1
+        return self.batch_sizes[-1] + sum((s.batch_size or self.batch_sizes[-1]) * per
                                           for s in self.scenarios)
 
 
@@ -98,5 +125,5 @@ def quick_config(model: str = "smollm2-135m", threads: int = 1) -> DemoConfig:
         model=model, threads=threads, batch_sizes=(1, 4), contexts=(256, 2048), ks=(0, 1, 3),
         repeats=3, warmup_steps=1, acceptance_tokens=24,
         scenarios=(DemoScenario("short", 256, 16), DemoScenario("long", 2048, 16)),
-        replicates=4,
+        replicates=5,
     )

@@ -1,5 +1,6 @@
 """The demo's experiment file: no-spec vs the best static K vs the planned batch-only schedule vs
-the planned 2-D schedule, on the demo scenarios, on the engine backend.
+the planned 2-D schedule vs the adaptive (closed-loop) policy with the 2-D plan as its prior and
+the profile's costs and acceptance as its priors, on the demo scenarios, on the engine backend.
 
 Written as `experiment.yaml` next to the schedules it references, so the same comparison can be
 rerun or extended by hand: `specsched bench demo-out/experiment.yaml --dry-run`.
@@ -12,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from specsched.demo.config import DemoConfig, DemoScenario
+from specsched.demo.config import DemoConfig, DemoScenario, Shape
 from specsched.io import atomic_write_text
 from specsched.planner import Arm
 from specsched.tune.pipeline import SCHEDULE_2D, SCHEDULE_BATCH_ONLY, TunePlans
@@ -20,6 +21,8 @@ from specsched.tune.pipeline import SCHEDULE_2D, SCHEDULE_BATCH_ONLY, TunePlans
 BASELINE = "no-spec"
 ARM_BATCH_ONLY = "batch-only"
 ARM_2D = "2-D"
+ARM_ADAPTIVE = "adaptive"
+PROFILE = "profile.json"
 
 
 def static_arm_name(k: int) -> str:
@@ -45,9 +48,22 @@ def resolved_scenarios(cfg: DemoConfig, plans: TunePlans) -> tuple[DemoScenario,
     return tuple(s.with_batch(b) for s in cfg.scenarios)
 
 
-def experiment_obj(cfg: DemoConfig, best_static_k: int,
+def _scenario_obj(cfg: DemoConfig, s: DemoScenario) -> dict[str, Any]:
+    n = s.num_requests(cfg.shape)
+    if cfg.shape is Shape.SERVING:
+        return {"name": s.name, "kind": "random", "input_len": s.ctx,
+                "range_ratio": s.range_ratio, "num_requests": n, "concurrency": s.batch_size,
+                "output_len": s.output_len}
+    return {"name": s.name, "kind": "prefix_repetition", "prefix_len": s.ctx - s.suffix_len,
+            "suffix_len": s.suffix_len, "num_prefixes": 1, "num_requests": n,
+            "concurrency": s.batch_size, "output_len": s.output_len}
+
+
+def experiment_obj(cfg: DemoConfig, static_k: int,
                    scenarios: tuple[DemoScenario, ...]) -> dict[str, Any]:
-    """The experiment as plain data (YAML-ready)."""
+    """The experiment as plain data (YAML-ready). `static_k` >= 1 even when the plan's best
+    static K is 0, so at least one fixed speculative configuration is measured."""
+    spec = cfg.speculative
     return {
         "name": "specsched-demo",
         "backend": "engine",
@@ -55,47 +71,40 @@ def experiment_obj(cfg: DemoConfig, best_static_k: int,
             "model": cfg.model,
             "threads": cfg.threads,
             "dtype": cfg.dtype,
-            "window": cfg.speculative.window,
-            "num_sink_tokens": cfg.speculative.num_sink_tokens,
+            "window": spec.window,
+            "num_sink_tokens": spec.num_sink_tokens,
             "max_num_seqs": cfg.max_num_seqs,
             "max_model_len": cfg.max_model_len,
-            "vary_text": False,
+            # serving: new text every replicate (no straggler repeated in every replicate);
+            # wave: one text per scenario (the earlier demos' shape)
+            "vary_text": cfg.shape is Shape.SERVING,
         },
-        "drafter": cfg.speculative.drafter_label,
+        "drafter": spec.drafter_label,
         "seed": cfg.seed,
         "replicates": cfg.replicates,
         "warmup": 0,
         "baseline": BASELINE,
         "arms": [
             {"name": BASELINE, "k": 0},
-            {"name": static_arm_name(best_static_k), "k": best_static_k},
+            {"name": static_arm_name(static_k), "k": static_k},
             {"name": ARM_BATCH_ONLY, "schedule": SCHEDULE_BATCH_ONLY},
             {"name": ARM_2D, "schedule": SCHEDULE_2D},
+            {"name": ARM_ADAPTIVE, "schedule": SCHEDULE_2D, "per_request_k": True,
+             "policy": "adaptive", "adaptive": {"profile": PROFILE}},
         ],
-        "scenarios": [
-            {
-                "name": s.name,
-                "kind": "prefix_repetition",
-                "prefix_len": s.ctx - s.suffix_len,
-                "suffix_len": s.suffix_len,
-                "num_prefixes": 1,
-                "num_requests": s.batch_size,
-                "concurrency": s.batch_size,
-                "output_len": s.output_len,
-            }
-            for s in scenarios
-        ],
+        "scenarios": [_scenario_obj(cfg, s) for s in scenarios],
     }
 
 
 def write_experiment(path: Path, cfg: DemoConfig, best_static_k: int,
                      scenarios: tuple[DemoScenario, ...]) -> None:
     header = (
-        "# Written by `specsched demo`: no-spec vs best static K vs the planned batch-only and\n"
-        "# 2-D schedules on the reference engine.\n"
+        "# Written by `specsched demo`: no-spec vs static K vs the planned batch-only and 2-D\n"
+        "# schedules vs the adaptive policy (2-D plan + profile as priors), reference engine.\n"
         "# Rerun: specsched bench <this file> --out r.jsonl\n"
-        "# (warm-up 0: the engine backend prefills every prompt untimed before its timed trials;\n"
-        "# vary_text false: one text per scenario, so one long prefill per scenario.)\n"
+        "# (warm-up 0: the engine backend prefills every prompt untimed before its timed trials,\n"
+        "# and every arm of a replicate reads the same prompts from the prefix cache.)\n"
     )
-    text = yaml.safe_dump(experiment_obj(cfg, best_static_k, scenarios), sort_keys=False)
+    obj = experiment_obj(cfg, max(best_static_k, 1), scenarios)
+    text = yaml.safe_dump(obj, sort_keys=False)
     atomic_write_text(path, header + text)

@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from specsched.bench.analysis import Analysis
 from specsched.bench.dryrun import DryRun
 from specsched.bench.experiment import Experiment
-from specsched.demo.config import MARKER, DemoConfig
+from specsched.bench.results import Results
+from specsched.demo.config import MARKER, DemoConfig, Shape
 from specsched.demo.experiment import BASELINE, resolved_scenarios, write_experiment
 from specsched.errors import UserError
+from specsched.io import atomic_write_json
 from specsched.tune.pipeline import PlanSettings, TunePlans
 
 if TYPE_CHECKING:
@@ -38,6 +40,16 @@ EXPERIMENT = "experiment.yaml"
 RESULTS = "results.jsonl"
 REPORT = "report"
 VERDICT = "verdict.json"
+LEARNED = "learned_schedule.json"
+
+
+def write_learned(path: Path, results: Results) -> None:
+    """What the adaptive arm learned in its last measured trial, as a 5-item schedule that
+    `specsched check` / `export` accept (deployable where no closed loop runs)."""
+    learned = [t["extra"]["learned_schedule"] for t in results.trials
+               if not t.get("warmup") and t.get("extra", {}).get("learned_schedule")]
+    if learned:
+        atomic_write_json(path, {"speculative_token_schedule": learned[-1]})
 
 
 class DemoUI(Protocol):
@@ -119,7 +131,7 @@ def _profile(out: Path, cfg: DemoConfig, lazy: _LazyLLM, ui: DemoUI) -> Profile:
 
 def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> DemoResult:
     """The whole demo (see module doc); resumable unless `force`."""
-    from specsched.bench.analysis import analyze
+    from specsched.bench.analysis import Metric, analyze
     from specsched.bench.backends.engine import EngineBackend, EngineOptions
     from specsched.bench.dryrun import dry_run
     from specsched.bench.load import load_experiment
@@ -156,43 +168,42 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
                    truncate_tail=True, progress=progress)
     results = read_results(results_path)
     analysis = analyze(results)
+    decode = analyze(results, Metric.DECODE_TOK_S)
     write_report(analysis, out / REPORT)
-    rows = verdict_rows(analysis, dry, scenarios, profile)
+    rows = verdict_rows(exp, analysis, decode, dry, profile, cfg.shape is Shape.WAVE)
     from specsched.demo.verdict import append_verdict_md, write_verdict
 
     write_verdict(out / VERDICT, rows, analysis)
+    write_learned(out / LEARNED, results)
     append_verdict_md(out / REPORT / "report.md", rows, analysis, dry)
     return DemoResult(out, plans, dry, analysis, rows)
 
 
-def verdict_rows(an: Analysis, dry: DryRun, scenarios: tuple[Any, ...],
-                 profile: Any) -> list[dict[str, Any]]:
-    """Per scenario x arm: K used, predicted and measured speedup vs no-spec, CI, verdict."""
-    from specsched.planner import CostModel, Extrapolation
+def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
+                 profile: Profile, waves: bool) -> list[dict[str, Any]]:
+    """Per scenario x arm: K used, predicted (simulated) and measured speedup vs no-spec — end to
+    end (output tokens/s) and decode only — with 95% CIs, and the verdict."""
+    from specsched.demo.predict import predicted
 
-    model = CostModel.from_profile(profile)
-    by_name = {s.name: s for s in scenarios}
+    preds = predicted(exp, profile, BASELINE, waves)
+    decode_rows = {(s.name, r.arm): r for s in decode.scenarios for r in s.rows}
     rows: list[dict[str, Any]] = []
     for s in an.scenarios:
-        sc = by_name.get(s.name)
         ks = dry.scenario(s.name).k_values
         for r in s.rows:
-            k_used = ks.get(r.arm, ())
-            predicted = None
-            if sc is not None and sc.batch_size is not None and len(k_used) == 1:
-                c = sc.ctx + sc.output_len // 2
-                g = model.goodput(sc.batch_size, c, k_used[0], Extrapolation.CLAMP).value
-                g0 = model.goodput(sc.batch_size, c, 0, Extrapolation.CLAMP).value
-                predicted = g / g0
+            d = decode_rows.get((s.name, r.arm))
             rows.append({
                 "scenario": s.name,
                 "arm": r.arm,
-                "k": list(k_used),
-                "predicted_speedup": predicted,
+                "k": list(ks.get(r.arm, ())),
+                "predicted_speedup": _speedup(preds, s.name, r.arm, decode=False),
+                "predicted_decode_speedup": _speedup(preds, s.name, r.arm, decode=True),
                 "median_tok_s": r.summary.median,
                 "n": r.summary.n,
                 "ratio": None if r.ratio is None else r.ratio.ratio,
                 "ci": None if r.ratio is None else [r.ratio.lo, r.ratio.hi],
+                "decode_ratio": None if d is None or d.ratio is None else d.ratio.ratio,
+                "decode_ci": None if d is None or d.ratio is None else [d.ratio.lo, d.ratio.hi],
                 "verdict": "baseline" if r.arm == BASELINE else (
                     None if r.verdict is None else r.verdict.value),
                 "same_config_as_baseline": r.same_config_as_baseline,
@@ -200,3 +211,11 @@ def verdict_rows(an: Analysis, dry: DryRun, scenarios: tuple[Any, ...],
                 "control_group": list(dry.scenario(s.name).control_group_of(r.arm)),
             })
     return rows
+
+
+def _speedup(preds: dict[tuple[str, str], Any], scenario: str, arm: str,
+             decode: bool) -> float | None:
+    pred = preds.get((scenario, arm))
+    if pred is None:
+        return None
+    return float((pred.decode_speedup if decode else pred.speedup).mean)

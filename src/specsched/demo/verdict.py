@@ -49,16 +49,21 @@ def _fmt(x: float | None, fmt: str) -> str:
 def append_verdict_md(path: Any, rows: list[dict[str, Any]], an: Analysis, dry: DryRun) -> None:
     """Add the demo's verdict section (predicted vs measured) to the bench report."""
     lines = ["", "## Demo verdict: predicted (profile) vs measured, speedup vs no-spec", "",
-             "| scenario | arm | K | predicted | measured [95% CI] | verdict |",
-             "|---|---|---|---|---|---|"]
+             "| scenario | arm | K | predicted | measured e2e [95% CI] | decode [95% CI] | "
+             "verdict |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         ci = "" if r["ci"] is None else f" [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
-        meas = "1 (baseline)" if r["verdict"] == "baseline" else f"{_fmt(r['ratio'], '.3f')}{ci}"
+        d = r["decode_ci"]
+        dci = "" if d is None else f" [{d[0]:.3f}, {d[1]:.3f}]"
+        base = r["verdict"] == "baseline"
+        meas = "1 (baseline)" if base else f"{_fmt(r['ratio'], '.3f')}{ci}"
+        dec = "1 (baseline)" if base else f"{_fmt(r['decode_ratio'], '.3f')}{dci}"
         verdict = r["verdict"] or ""
         if r["same_config_as_baseline"]:
             verdict += " (same config as no-spec)"
         lines.append(f"| {r['scenario']} | {r['arm']} | {','.join(map(str, r['k']))} | "
-                     f"{_fmt(r['predicted_speedup'], '.3f')} | {meas} | {verdict} |")
+                     f"{_fmt(r['predicted_speedup'], '.3f')} | {meas} | {dec} | {verdict} |")
     lines += [""] + [f"- {c}" for c in conclusions(rows, an)] + [""]
     ctl = [f"{s.name}: " + "; ".join(" = ".join(g) for g in s.controls)
            for s in dry.scenarios if s.controls]

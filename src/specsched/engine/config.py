@@ -5,8 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specsched.errors import UserError
+from specsched.io import show_value
 
 SUPPORTED_DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "float16": 2}
+# Absolute bounds, checked before the model is even loaded (the model's own context and the KV
+# cache's memory are checked once its config is known: `specsched.engine.memory`).
+MAX_NUM_SEQS = 65_536  # slots of the preallocated KV cache; far above any CPU or GPU batch
+MAX_MODEL_LEN = 1 << 24  # 16.7M tokens: beyond every model's context
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,20 @@ class ModelConfig:
             raise UserError(f"model config: head_dim must be even for RoPE, got {self.head_dim}")
 
     @property
+    def max_context(self) -> int:
+        """The longest context the model supports: max_position_embeddings; with "linear" RoPE
+        scaling that x factor (positions are compressed); with "llama3" scaling the larger of
+        it and original_max_position_embeddings x factor (HF configs already give the extended
+        length there)."""
+        rs = self.rope_scaling
+        if rs is None:
+            return self.max_position_embeddings
+        if rs.rope_type == "linear":
+            return int(self.max_position_embeddings * rs.factor)
+        return max(self.max_position_embeddings,
+                   int(rs.original_max_position_embeddings * rs.factor))
+
+    @property
     def q_size(self) -> int:
         return self.num_heads * self.head_dim
 
@@ -93,10 +113,12 @@ class EngineConfig:
     compile: bool = False  # torch.compile the one-token (B=1 decode) step; see engine.compiled
 
     def __post_init__(self) -> None:
-        if self.max_num_seqs < 1:
-            raise UserError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        if self.max_model_len < 2:
-            raise UserError(f"max_model_len must be >= 2, got {self.max_model_len}")
+        if not 1 <= self.max_num_seqs <= MAX_NUM_SEQS:
+            raise UserError(f"max_num_seqs must be in [1, {MAX_NUM_SEQS}], got "
+                            f"{show_value(self.max_num_seqs)}")
+        if not 2 <= self.max_model_len <= MAX_MODEL_LEN:
+            raise UserError(f"max_model_len must be in [2, {MAX_MODEL_LEN}], got "
+                            f"{show_value(self.max_model_len)}")
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise UserError(
                 f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "

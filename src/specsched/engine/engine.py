@@ -21,6 +21,7 @@ from specsched.engine.layers.attention import build_metadata
 from specsched.engine.layers.compiled import check_compile_support
 from specsched.engine.layers.kv_cache import KVCache
 from specsched.engine.layers.model import LlamaModel
+from specsched.engine.memory import available_memory, check_engine_fits
 from specsched.engine.recorder import Phase, StepClock, record_step, step_outcome
 from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.sampling.sampler import make_generator, processed_probs
@@ -33,6 +34,8 @@ from specsched.engine.spec.speculator import Drafts, Speculator, build_drafter
 from specsched.engine.spec.verify import VerifyResult, verify_greedy, verify_sampling
 from specsched.engine.stats import RunStats, StepStats
 from specsched.errors import UserError
+from specsched.policy import AdaptivePolicy, freeze_schedule
+from specsched.schedule import Schedule
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -55,6 +58,7 @@ class LLMEngine:
             check_compile_support(cfg.device)
         if cfg.num_threads is not None and cfg.device == "cpu":
             torch.set_num_threads(cfg.num_threads)
+        check_engine_fits(model_cfg, cfg, available_memory(cfg.device))  # before any allocation
         self.model_cfg = model_cfg
         self.cfg = cfg
         self.device = torch.device(cfg.device)
@@ -87,6 +91,12 @@ class LLMEngine:
         spec = speculative or NO_SPECULATION
         drafter = build_drafter(spec, self.cfg, self.model, self.kv, DTYPES[self.cfg.dtype])
         return Speculator(spec, self.cfg, drafter)
+
+    def learned_schedule(self) -> Schedule | None:
+        """What an adaptive K policy learned so far, frozen into a 5-item schedule (None for a
+        static policy)."""
+        policy = self.speculator.policy
+        return freeze_schedule(policy) if isinstance(policy, AdaptivePolicy) else None
 
     def reset_stats(self) -> RunStats:
         """Start a new aggregate; return the previous one."""

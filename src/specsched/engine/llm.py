@@ -57,6 +57,11 @@ class LLM:
             return list(prompt)
         if self.tokenizer is None:
             raise UserError(f"{self.model_name}: no tokenizer.json; pass token ids, not text")
+        try:  # text with lone surrogates (undecodable bytes, PEP 383) is refused, not replaced
+            prompt.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UserError(f"prompt is not valid Unicode text (a lone surrogate at character "
+                            f"{exc.start}); pass UTF-8 text") from None
         if use_chat_template:
             prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}])
         return self.tokenizer.encode(prompt)

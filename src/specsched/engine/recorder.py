@@ -52,7 +52,8 @@ def step_outcome(out: SchedulerOutput, result: VerifyResult, decision: KDecision
             requests.append(RequestOutcome(s.seq.request_id, s.seq.num_computed_tokens,
                                            s.num_spec_tokens, accepted[row]))
         row += 1
-    return StepOutcome(len(out.scheduled), tuple(requests), None, decision.step_k)
+    prefill = sum(s.num_new_tokens for s in out.scheduled if s.seq.is_prefilling)
+    return StepOutcome(len(out.scheduled), tuple(requests), None, decision.step_k, prefill)
 
 
 def record_step(

@@ -3,8 +3,11 @@
 Pure Python + numpy; no torch (a test proves it). Pieces, one per module:
 - `acceptance`: per-position acceptance -> expected tokens per step; goodput.
 - `profile`, `profile_io`: the versioned profile data model and its JSON (atomic writes).
-- `interpolate`: T and acceptance between profiled points (linear in batch, log context), never
-  extrapolating silently.
+- `interpolate`: the planner's cost model: T from the step cost model fitted to the profile
+  (`cost_fit`, residuals reported) or between profiled points (linear in batch, log context);
+  acceptance at a lower confidence bound (`acceptance_ci`); never extrapolating silently.
+- `workload`, `simulate`, `predict`: a serving workload (waves or closed loop, length
+  distributions, per-request acceptance) simulated step by step under each arm's K policy.
 - `roofline`, `specs`: MagicDec-style analytic cost model, GPU and model presets, custom specs.
 - `compact`, `plan`: per-cell oracle K, compaction into <= N x M ranges, comparison arms.
 - `measure`: resumable, engine-agnostic profiling driver. `vllm_import`: vllm bench serve results.
@@ -21,7 +24,8 @@ from specsched.planner.acceptance import (
     goodput,
 )
 from specsched.planner.compact import Compaction, compact
-from specsched.planner.interpolate import CostModel, Extrapolation, Lookup
+from specsched.planner.cost_fit import CostFit, fit_cost
+from specsched.planner.interpolate import CostKind, CostModel, Extrapolation, Lookup
 from specsched.planner.measure import (
     MeasurePoint,
     PointKind,
@@ -80,6 +84,8 @@ __all__ = [
     "Arm",
     "ArmResult",
     "Compaction",
+    "CostFit",
+    "CostKind",
     "CostModel",
     "DraftKind",
     "DraftSpec",
@@ -105,6 +111,7 @@ __all__ = [
     "constant_acceptance_for_length",
     "expected_tokens",
     "expected_tokens_constant",
+    "fit_cost",
     "forward_time_ms",
     "goodput",
     "goodput_table",

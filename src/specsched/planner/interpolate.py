@@ -1,8 +1,16 @@
-"""Step time and acceptance between profiled points: linear in batch size, linear in log(context).
+"""The planner's cost model: step time T(B, ctx, K) and acceptance per position at ctx.
 
-Never extrapolates silently: outside the profiled range a lookup either raises a `UserError`
-(`Extrapolation.ERROR`, the default) or clamps to the nearest edge and says so in the result
-(`Extrapolation.CLAMP`, `extrapolated=True`). K is never interpolated: only profiled K exist.
+Step time comes from the parametric model fitted to the whole profile (`CostKind.FIT`, the
+default; `planner.cost_fit`) or, as a fallback, from the profiled points: bilinear in batch size
+and log(context) (`CostKind.INTERPOLATE`). Acceptance is linear in log(context) between measured
+contexts, taken at a quantile of its mean's sampling distribution (`acceptance_ci`; 0.5 = the
+mean, 0.1 = a 90% lower confidence bound).
+
+Never extrapolates silently: outside the profiled (B, ctx) box a lookup either raises a
+`UserError` (`Extrapolation.ERROR`, the default) or is allowed and says so in the result
+(`Extrapolation.CLAMP`, `extrapolated=True`): the fitted model is evaluated there, interpolation
+clamps to the nearest edge, acceptance is held at its edge. K is never interpolated: only
+profiled K exist.
 """
 
 from __future__ import annotations
@@ -16,12 +24,20 @@ import numpy as np
 
 from specsched.errors import UserError
 from specsched.planner.acceptance import expected_tokens, goodput
+from specsched.planner.acceptance_ci import acceptance_bound
+from specsched.planner.cost_fit import CostFit, fit_cost
 from specsched.planner.profile import Profile
 
 
 class Extrapolation(str, Enum):
     ERROR = "error"
-    CLAMP = "clamp"
+    CLAMP = "clamp"  # allowed and flagged (fit: the model's value; interpolation: the edge's)
+
+
+class CostKind(str, Enum):
+    AUTO = "auto"  # FIT, unless the fit is poor (`cost_fit.POOR_FIT_RMS`): then INTERPOLATE
+    FIT = "fit"  # the parametric step cost model fitted to the profile (`cost_fit`)
+    INTERPOLATE = "interpolate"  # bilinear in (B, log ctx) between profiled points
 
 
 class Lookup(NamedTuple):
@@ -63,17 +79,28 @@ def _bracket(
 
 @dataclass(frozen=True, slots=True)
 class CostModel:
-    """Dense arrays from a complete profile. t_step[k_index, batch_index, ctx_index] in ms;
-    acc[ctx_index_of_acceptance, position] conditional acceptance."""
+    """A complete profile read for planning. t_step[k_index, batch_index, ctx_index] in ms (the
+    profiled points); fit: the fitted step cost model and its residuals; acc[ctx_index_of_
+    acceptance, position]: conditional acceptance at `acceptance_quantile`."""
 
     profile: Profile
     t_step: np.ndarray  # [num_k, num_batch, num_ctx]
     acc_ctx: tuple[int, ...]
     acc: np.ndarray  # [num_acc_ctx, max_k] (max_k >= 1) or [0, 0]
+    kind: CostKind = CostKind.INTERPOLATE
+    fit: CostFit | None = None
+    acceptance_quantile: float = 0.5
 
     @classmethod
-    def from_profile(cls, profile: Profile) -> CostModel:
+    def from_profile(cls, profile: Profile, kind: CostKind = CostKind.AUTO,
+                     acceptance_quantile: float = 0.5) -> CostModel:
+        """Step time by `kind`; acceptance at `acceptance_quantile` (0.5: the mean)."""
         profile.require_plannable()
+        fit = fit_cost(profile)
+        if kind is CostKind.AUTO:
+            kind = CostKind.INTERPOLATE if fit.is_poor else CostKind.FIT
+        if not 0.0 < acceptance_quantile < 1.0:
+            raise UserError(f"--acceptance-quantile must be in (0, 1), got {acceptance_quantile}")
         g = profile.grid
         t = np.zeros((len(g.ks), len(g.batch_sizes), len(g.contexts)))
         kx = {k: i for i, k in enumerate(g.ks)}
@@ -82,8 +109,11 @@ class CostModel:
         for p in profile.timings:
             t[kx[p.k], bx[p.batch_size], cx[p.ctx]] = p.t_step_ms.median
         max_k = g.ks[-1]
-        acc = np.array([a.a[:max_k] for a in profile.acceptance]) if max_k > 0 else np.zeros((0, 0))
-        return cls(profile, t, tuple(a.ctx for a in profile.acceptance), acc)
+        acc = (np.array([acceptance_bound(a, acceptance_quantile)[:max_k]
+                         for a in profile.acceptance])
+               if max_k > 0 else np.zeros((0, 0)))
+        return cls(profile, t, tuple(a.ctx for a in profile.acceptance), acc, kind,
+                   fit, acceptance_quantile)
 
     @property
     def ks(self) -> tuple[int, ...]:
@@ -92,13 +122,16 @@ class CostModel:
     def step_time_ms(
         self, batch_size: int, ctx: int, k: int, policy: Extrapolation = Extrapolation.ERROR
     ) -> Lookup:
-        """T(B, ctx, K): bilinear in (B, log ctx) between the four surrounding profiled points."""
+        """T(B, ctx, K): the fitted model, or bilinear in (B, log ctx) between the four
+        surrounding profiled points (`kind`)."""
         g = self.profile.grid
         if k not in g.ks:
             raise UserError(f"K={k} was not profiled (profiled K: {list(g.ks)})")
         ki = g.ks.index(k)
         bb = _bracket(g.batch_sizes, batch_size, False, "batch size", policy)
         cb = _bracket(g.contexts, ctx, True, "context", policy)
+        if self.kind is CostKind.FIT and self.fit is not None:
+            return Lookup(self.fit.step_ms(batch_size, ctx, k), bb.outside or cb.outside)
         t = self.t_step[ki]
         top = (1 - cb.w) * t[bb.i0, cb.i0] + cb.w * t[bb.i0, cb.i1]
         bot = (1 - cb.w) * t[bb.i1, cb.i0] + cb.w * t[bb.i1, cb.i1]

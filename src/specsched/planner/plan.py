@@ -60,6 +60,7 @@ class GoodputTable:
     ks: tuple[int, ...]  # ascending, ks[0] == 0
     goodput: np.ndarray  # [B, C, K]
     extrapolated: np.ndarray  # [B, C] bool
+    model: CostModel | None = None  # what the goodput came from (None: a hand-built table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ def goodput_table(
                 v = model.goodput(b, c, k, extrapolation)
                 out[i, j, m] = v.value
                 flags[i, j] |= v.extrapolated
-    return GoodputTable(bs, cs, ks, out, flags)
+    return GoodputTable(bs, cs, ks, out, flags, model)
 
 
 def oracle_k_index(table: GoodputTable, min_gain: float = 0.0) -> np.ndarray:
@@ -169,6 +170,7 @@ def make_plan(
             tuple(table.ks[i] for i in keep),
             table.goodput[..., keep],
             table.extrapolated,
+            table.model,
         )
     w = np.ones(table.goodput.shape[:2]) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != table.goodput.shape[:2] or (w < 0).any():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specsched.planner.interpolate import CostModel
 from specsched.planner.plan import Arm, ArmResult, PlanResult
 
 
@@ -16,9 +17,26 @@ def static_k(arm: ArmResult) -> int:
     return int(arm.k_cells.flat[0])
 
 
+def model_to_obj(model: CostModel) -> dict[str, Any]:
+    """How the plan's goodput was predicted: the step cost model in use with the fit's residuals
+    per profiled point, and the acceptance planned on (mean, confidence interval, the bound)."""
+    fit = {} if model.fit is None else model.fit.to_obj()
+    acc = [
+        {"ctx": p.ctx, "mean": list(p.a), "planned": [round(float(x), 6) for x in row],
+         "num_requests": p.num_requests, "n": p.n,
+         "ci_level": p.ci_level if p.ci_lo is not None else None,
+         "ci_lo": None if p.ci_lo is None else list(p.ci_lo),
+         "ci_hi": None if p.ci_hi is None else list(p.ci_hi)}
+        for p, row in zip(model.profile.acceptance, model.acc, strict=False)
+    ]
+    return {"cost_model": {"kind": model.kind.value, **fit},
+            "acceptance": {"quantile": model.acceptance_quantile, "per_ctx": acc}}
+
+
 def plan_to_obj(result: PlanResult, source: str) -> dict[str, Any]:
     """`num_speculative_tokens_per_batch_size` (3-item) or `speculative_token_schedule` (5-item),
-    `num_speculative_tokens` and `specsched_plan` (cells, predicted speedups, the arms)."""
+    `num_speculative_tokens` and `specsched_plan` (cells, predicted speedups, the arms, and how
+    they were predicted: `cost_model`, `acceptance`)."""
     sched = result.schedule
     key = (
         "num_speculative_tokens_per_batch_size"
@@ -52,5 +70,6 @@ def plan_to_obj(result: PlanResult, source: str) -> dict[str, Any]:
                 }
                 for a, r in result.arms.items()
             },
+            **({} if t.model is None else model_to_obj(t.model)),
         },
     }

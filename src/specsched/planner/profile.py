@@ -19,7 +19,8 @@ import numpy as np
 from specsched.errors import UserError
 
 SCHEMA = "specsched.profile"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: optional per-request acceptance statistics
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)  # version 1 files load unchanged (no per-request fields)
 
 
 class ProfileSource(str, Enum):
@@ -117,19 +118,54 @@ class TimingPoint:
         return (self.batch_size, self.ctx, self.k)
 
 
+def _rates_ok(values: Sequence[float], k: int) -> bool:
+    return len(values) == k and all(0.0 <= x <= 1.0 for x in values)
+
+
 @dataclass(frozen=True, slots=True)
 class AcceptancePoint:
-    """Conditional acceptance per draft position at context `ctx`, from `n` drafts (0: assumed)."""
+    """Conditional acceptance per draft position at context `ctx`, from `n` drafts (0: assumed).
+
+    Optional per-request statistics (`planner.acceptance_ci`; schema_version 2), all per position:
+    `requests` each measured request's conditional rates (what a workload simulation draws
+    requests from, and what the planner's lower confidence bound is computed from);
+    `spread` their standard deviation across requests; `ci_lo` / `ci_hi` the `ci_level`
+    confidence interval of the mean (bootstrap over requests), as conditional rates whose
+    running products are the bounds of the mean prefix rates: `expected_tokens(ci_lo, K)` is the
+    lower bound of E[tokens/step] at every K (one position's conditional bound may exceed the
+    mean's). `num_requests` = len(requests) when they are stored.
+    """
 
     ctx: int
     a: tuple[float, ...]
     n: int = 0
+    num_requests: int = 0
+    spread: tuple[float, ...] | None = None
+    ci_lo: tuple[float, ...] | None = None
+    ci_hi: tuple[float, ...] | None = None
+    ci_level: float = 0.95
+    requests: tuple[tuple[float, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
             raise UserError(f"acceptance ctx must be >= 1, got {self.ctx}")
         if not self.a or any(not 0.0 <= x <= 1.0 for x in self.a):
             raise UserError(f"acceptance at ctx {self.ctx}: rates must be in [0, 1], got {self.a}")
+        k, where = len(self.a), f"acceptance at ctx {self.ctx}"
+        for name in ("spread", "ci_lo", "ci_hi"):
+            values = getattr(self, name)
+            if values is not None and not _rates_ok(values, k):
+                raise UserError(f"{where}: {name} needs {k} values in [0, 1], got {values}")
+        if not 0.0 < self.ci_level < 1.0:
+            raise UserError(f"{where}: ci_level must be in (0, 1), got {self.ci_level}")
+        for i, r in enumerate(self.requests):
+            if not _rates_ok(r, k):
+                raise UserError(f"{where}: requests[{i}] needs {k} rates in [0, 1], got {r}")
+        if self.requests and self.num_requests != len(self.requests):
+            raise UserError(f"{where}: num_requests is {self.num_requests} but "
+                            f"{len(self.requests)} requests are stored")
+        if self.num_requests < 0:
+            raise UserError(f"{where}: num_requests must be >= 0, got {self.num_requests}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,16 @@
 """profile.json <-> `Profile`: versioned JSON, validated with one-line errors, written atomically.
 
-Format (schema_version 1; documented with an example in notes/planner.md and examples/profiles/):
-    {"schema": "specsched.profile", "schema_version": 1,
+Format (schema_version 2; documented with an example in notes/planner.md and examples/profiles/;
+version 1 files, which lack the optional per-request acceptance keys, load unchanged):
+    {"schema": "specsched.profile", "schema_version": 2,
      "metadata": {"model", "drafter", "dtype", "device", "threads", "source", "created",
                   "library_versions": {name: version}, "notes"},
      "grid": {"batch_sizes": [..], "contexts": [..], "ks": [0, ..]},
      "timings": [{"batch_size", "ctx", "k", "t_step_ms": {"median", "spread", "n"},
                   "t_verify_ms": {..} | null, "t_draft_ms": {..} | null}, ..],
-     "acceptance": [{"ctx", "a": [a_1, .., a_K], "n"}, ..]}
+     "acceptance": [{"ctx", "a": [a_1, .., a_K], "n",
+                     optional: "num_requests", "spread": [..], "ci_level", "ci_lo": [..],
+                     "ci_hi": [..], "requests": [[a_1, .., a_K], ..]}, ..]}
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from specsched.io import atomic_write_json
 from specsched.planner.profile import (
     SCHEMA,
     SCHEMA_VERSION,
+    SUPPORTED_SCHEMA_VERSIONS,
     AcceptancePoint,
     Profile,
     ProfileGrid,
@@ -65,7 +69,18 @@ def timing_to_obj(p: TimingPoint) -> dict[str, Any]:
 
 
 def acceptance_to_obj(a: AcceptancePoint) -> dict[str, Any]:
-    return {"ctx": a.ctx, "a": list(a.a), "n": a.n}
+    obj: dict[str, Any] = {"ctx": a.ctx, "a": list(a.a), "n": a.n}
+    if a.num_requests:
+        obj["num_requests"] = a.num_requests
+    for key in ("spread", "ci_lo", "ci_hi"):
+        values = getattr(a, key)
+        if values is not None:
+            obj[key] = list(values)
+    if a.ci_lo is not None or a.ci_hi is not None:
+        obj["ci_level"] = a.ci_level
+    if a.requests:
+        obj["requests"] = [list(r) for r in a.requests]
+    return obj
 
 
 def profile_to_obj(p: Profile) -> dict[str, Any]:
@@ -173,7 +188,20 @@ def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
     ctx = _get(obj, "ctx", where, int)
     a = check_acceptance(_get(obj, "a", where, list), f"{where}.a")
     n = _get(obj, "n", where, int, optional=True) or 0
-    return AcceptancePoint(ctx, a, n)
+    opt: dict[str, tuple[float, ...] | None] = {}
+    for key in ("spread", "ci_lo", "ci_hi"):
+        raw = _get(obj, key, where, list, optional=True)
+        opt[key] = None if raw is None else check_acceptance(raw, f"{where}.{key}")
+    raw_requests = _get(obj, "requests", where, list, optional=True) or []
+    requests = tuple(check_acceptance(r, f"{where}.requests[{i}]")
+                     for i, r in enumerate(raw_requests))
+    num_requests = _get(obj, "num_requests", where, int, optional=True) or len(requests)
+    level = _get(obj, "ci_level", where, (int, float), optional=True)
+    try:
+        return AcceptancePoint(ctx, a, n, num_requests, opt["spread"], opt["ci_lo"],
+                               opt["ci_hi"], 0.95 if level is None else float(level), requests)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
 
 
 def profile_from_obj(obj: Any, where: str = "profile") -> Profile:
@@ -184,10 +212,11 @@ def profile_from_obj(obj: Any, where: str = "profile") -> Profile:
     if schema != SCHEMA:
         raise UserError(f"{where}: not a specsched profile (schema is {schema!r}, need {SCHEMA!r})")
     version = obj.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS:
+        readable = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
         raise UserError(
             f"{where}: schema_version {version!r} is not supported (this specsched reads "
-            f"{SCHEMA_VERSION}); re-create the profile or upgrade specsched"
+            f"{readable}); re-create the profile or upgrade specsched"
         )
     grid = grid_from_obj(obj.get("grid"), f"{where}: grid")
     timings_raw = _get(obj, "timings", where, list, optional=True) or []

@@ -8,14 +8,19 @@ step it may report a `StepOutcome` to `observe`. `PolicyConfig` describes the po
 - `route`: schedule lookup for one batch (decode pool, context representative, per request).
 - `caps`: the prefill and room caps every K passes.
 - `base`: the `KPolicy` interface; `static`: the schedule policy; `config`: `PolicyConfig`.
+- `adaptive` (+ `adaptive_config`, `adaptive_guard`, `acceptance_stats`, `cost`, `optimize`):
+  the closed-loop policy: online acceptance and step-cost estimates, goodput-optimal K, guard.
 """
 
 from __future__ import annotations
 
+from specsched.policy.adaptive import AdaptivePolicy
+from specsched.policy.adaptive_config import AdaptiveConfig
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, RequestOutcome, StepOutcome
 from specsched.policy.caps import capped, draft_room
 from specsched.policy.config import PolicyConfig, PolicyKind
+from specsched.policy.freeze import freeze_schedule
 from specsched.policy.route import (
     CtxAgg,
     PoolKind,
@@ -28,6 +33,8 @@ from specsched.policy.route import (
 from specsched.policy.static import SchedulePolicy
 
 __all__ = [
+    "AdaptiveConfig",
+    "AdaptivePolicy",
     "BatchState",
     "CtxAgg",
     "KDecision",
@@ -43,6 +50,7 @@ __all__ = [
     "context_representative",
     "decode_pool",
     "draft_room",
+    "freeze_schedule",
     "route",
     "route_per_request",
 ]

@@ -97,3 +97,4 @@ class StepOutcome:
     requests: tuple[RequestOutcome, ...]  # the decoding requests
     step_time_s: float | None = None  # wall time of the step; None where it is not measured
     step_k: int = 0  # the decision's step K
+    num_prefill_tokens: int = 0  # prompt tokens of prefill chunks in the same step

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from specsched.errors import UserError
+from specsched.policy.adaptive import AdaptivePolicy
+from specsched.policy.adaptive_config import AdaptiveConfig
 from specsched.policy.base import KPolicy
 from specsched.policy.route import CtxAgg
 from specsched.policy.static import SchedulePolicy
@@ -19,6 +21,7 @@ from specsched.schedule.model import Schedule
 
 class PolicyKind(str, Enum):
     STATIC = "static"  # open loop: K from the schedule (`SchedulePolicy`)
+    ADAPTIVE = "adaptive"  # closed loop: learns acceptance and cost (`AdaptivePolicy`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +30,18 @@ class PolicyConfig:
     ctx_agg: the decode pool's context representative (batch mode). Default `mean`: the
         verify-attention microbenchmark (notes/microbench.md) measured this engine's attention
         tracking Σctx = mean x B (R² 0.92, vs 0.43 for B x max).
-    per_request_k: each decoding request gets K from its own context in the batch-size row.
+    per_request_k: each decoding request gets K from its own context in the batch-size row
+        (static), or its own goodput-optimal K (adaptive); else one K per step.
+    kind / adaptive: `ADAPTIVE` learns online (`adaptive.AdaptivePolicy`) with the schedule as
+        its prior (the K that new requests start from, and that decides until the cost model has
+        seen enough steps when there is no profile).
     """
 
     schedule: Schedule = field(default_factory=lambda: Schedule.constant(0))
     ctx_agg: CtxAgg = CtxAgg.MEAN
     per_request_k: bool = False
     kind: PolicyKind = PolicyKind.STATIC
+    adaptive: AdaptiveConfig | None = None  # ADAPTIVE only; None: AdaptiveConfig() defaults
 
     def __post_init__(self) -> None:
         if not isinstance(self.schedule, Schedule):
@@ -43,6 +51,8 @@ class PolicyConfig:
                             f"{self.ctx_agg!r}")
         if not isinstance(self.kind, PolicyKind):
             raise UserError(f"policy: kind must be a PolicyKind, got {self.kind!r}")
+        if self.adaptive is not None and self.kind is not PolicyKind.ADAPTIVE:
+            raise UserError("policy: adaptive settings given for a static policy")
 
     @classmethod
     def constant(cls, k: int) -> PolicyConfig:
@@ -50,10 +60,23 @@ class PolicyConfig:
         return cls(schedule=Schedule.constant(k))
 
     @property
+    def is_adaptive(self) -> bool:
+        return self.kind is PolicyKind.ADAPTIVE
+
+    @property
+    def adaptive_config(self) -> AdaptiveConfig:
+        return self.adaptive or AdaptiveConfig()
+
+    @property
     def max_k(self) -> int:
         """The largest K the policy can emit."""
+        if self.is_adaptive:
+            return self.adaptive_config.max_k
         return self.schedule.max_emitted_k
 
     def build(self) -> KPolicy:
         """A fresh policy (closed-loop policies start with their prior, nothing learned)."""
-        return SchedulePolicy(self.schedule, self.ctx_agg, self.per_request_k)
+        prior = SchedulePolicy(self.schedule, self.ctx_agg, self.per_request_k)
+        if self.is_adaptive:
+            return AdaptivePolicy(self.adaptive_config, prior, self.per_request_k)
+        return prior

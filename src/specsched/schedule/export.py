@@ -9,6 +9,10 @@ server that cannot see context. The full 2-D behaviour needs specsched's vLLM in
 
 SGLang's `--speculative-adaptive-config` is `{"<bs>": {"candidate_steps": [...]}}` keyed by the
 lower bound of each batch-size slot; its controller adapts within the candidates by acceptance.
+The open SGLang PR #31716 adds a context axis: a slot may hold `"ctx_buckets": {"lo-hi": {...}}`
+(1-indexed, inclusive, contiguous from 1 to 2^31-1; a bucket entry inherits the slot's keys). A
+schedule with a context axis exports to that form, one candidate (its K) per bucket, adjacent
+buckets of equal K merged; `context_axis=False` gives the stock form (the row's Ks as candidates).
 """
 
 from __future__ import annotations
@@ -56,18 +60,37 @@ def export_vllm(
     return {"speculative_config": config, "notes": notes}
 
 
-def export_sglang(s: Schedule) -> dict[str, Any]:
-    """SGLang adaptive-spec config: per batch-size slot, the distinct Ks of its row."""
-    config = {
-        str(lo): {"candidate_steps": sorted(set(row))}
-        for (lo, _), row in zip(s.batch_ranges, s.effective_grid)
-    }
+def _ctx_buckets(s: Schedule, row: tuple[int, ...]) -> dict[str, dict[str, list[int]]]:
+    """`"lo-hi"` -> one-candidate slot config, adjacent context ranges of equal K merged."""
+    merged: list[list[int]] = []  # [ctx_lo, ctx_hi, K]
+    for (lo, hi), k in zip(s.ctx_ranges, row):
+        if merged and merged[-1][2] == k:
+            merged[-1][1] = hi
+        else:
+            merged.append([lo, hi, k])
+    return {f"{lo}-{hi}": {"candidate_steps": [k]} for lo, hi, k in merged}
+
+
+def export_sglang(s: Schedule, context_axis: bool = True) -> dict[str, Any]:
+    """SGLang adaptive-spec config: per batch-size slot, `ctx_buckets` (PR #31716) for a row whose
+    K changes with context, else (and with `context_axis=False`) the row's distinct Ks."""
+    config: dict[str, Any] = {}
+    for (lo, _), row in zip(s.batch_ranges, s.effective_grid):
+        if context_axis and len(set(row)) > 1:
+            config[str(lo)] = {"ctx_buckets": _ctx_buckets(s, row)}
+        else:
+            config[str(lo)] = {"candidate_steps": sorted(set(row))}
     notes: list[str] = []
-    if not s.is_batch_only:
+    if any("ctx_buckets" in v for v in config.values()):
+        notes.append(
+            "ctx_buckets needs SGLang with PR #31716 (context axis; its context representative "
+            "is the median of seq_lens); `--mode stock` prints the form stock SGLang reads"
+        )
+    elif not s.is_batch_only:
         notes.append(
             "stock SGLang has no context axis: each slot lists its row's Ks as candidates and the "
             "adaptive controller picks among them by acceptance, not by context"
         )
-    if any(len(v["candidate_steps"]) == 1 for v in config.values()):
+    if any(len(v.get("candidate_steps", ())) == 1 for v in config.values()):
         notes.append("a slot with one candidate pins num_steps (no adaptation there)")
     return {"speculative_adaptive_config": config, "notes": notes}

@@ -3,15 +3,24 @@ from a JSON/YAML file or an inline JSON string. File I/O lives here, not in the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from specsched.errors import ScheduleError
+from specsched.errors import ScheduleError, UserError
+from specsched.io import (
+    MiB,
+    parse_data_text,
+    parse_json_text,
+    read_user_text,
+    show_text,
+    show_value,
+)
 from specsched.schedule.model import Schedule
 from specsched.schedule.parse import parse_schedule
+
+# A 100 x 100 grid of 5-item entries is ~0.3 MiB as JSON.
+MAX_SCHEDULE_BYTES = 4 * MiB
+MAX_PATH_CHARS = 4096  # Linux PATH_MAX; longer text is neither a path nor (not being JSON) inline
 
 # Keys that may hold the entries, in the order they are looked for.
 SCHEDULE_KEYS: tuple[str, ...] = (
@@ -19,64 +28,67 @@ SCHEDULE_KEYS: tuple[str, ...] = (
     "num_speculative_tokens_per_batch_size",
     "schedule",
 )
+WRAPPER_KEYS: tuple[str, ...] = ("speculative_config", "specsched")  # objects holding those keys
+MAX_WRAPPERS = 4
 
 
 def schedule_from_obj(obj: Any, max_k: int | None = None) -> Schedule:
     """Accept a bare list, `{"speculative_token_schedule": [...]}`, or a vLLM speculative config
     (`num_speculative_tokens_per_batch_size` / `speculative_token_schedule`, with
-    `num_speculative_tokens` used as max_k). An explicit `max_k` wins over the config's."""
-    if isinstance(obj, list):
-        return parse_schedule(obj, max_k)
-    if isinstance(obj, dict):
-        for key in ("speculative_config", "specsched"):
-            if key in obj and isinstance(obj[key], dict) and not _has_schedule_key(obj):
-                return schedule_from_obj(obj[key], max_k)
+    `num_speculative_tokens` used as max_k), possibly under `speculative_config` or `specsched`.
+    An explicit `max_k` wins over the config's."""
+    for _ in range(MAX_WRAPPERS + 1):  # a loop, not recursion: a self-containing dict ends too
+        if isinstance(obj, (list, tuple)):
+            return parse_schedule(obj, max_k)
+        if not isinstance(obj, dict):
+            raise ScheduleError(
+                f"schedule: expected a list or an object, got {type(obj).__name__}"
+            )
         for key in SCHEDULE_KEYS:
             if key in obj:
                 cap = max_k if max_k is not None else obj.get("num_speculative_tokens")
                 return parse_schedule(obj[key], cap)
-        raise ScheduleError(
-            f"schedule: no schedule found; expected a list or an object with one of "
-            f"{', '.join(SCHEDULE_KEYS)} (got keys: {', '.join(map(str, obj)) or 'none'})"
-        )
-    raise ScheduleError(f"schedule: expected a list or an object, got {type(obj).__name__}")
-
-
-def _has_schedule_key(obj: dict[str, Any]) -> bool:
-    return any(k in obj for k in SCHEDULE_KEYS)
+        inner = next((obj[k] for k in WRAPPER_KEYS if isinstance(obj.get(k), dict)), None)
+        if inner is None:
+            keys = ", ".join(show_text(str(k), 30) if isinstance(k, str) else show_value(k)
+                             for k in list(obj)[:10])
+            raise ScheduleError(
+                f"schedule: no schedule found; expected a list or an object with one of "
+                f"{', '.join(SCHEDULE_KEYS)} (got keys: {keys or 'none'})"
+            )
+        obj = inner
+    raise ScheduleError(f"schedule: more than {MAX_WRAPPERS} nested "
+                        f"{' / '.join(WRAPPER_KEYS)} objects")
 
 
 def read_schedule_source(source: str | Path) -> Any:
     """Decode a schedule source into Python data: an inline JSON string (starting with `[` or `{`),
-    else a path to a .json / .yaml / .yml file."""
-    text = str(source).strip()
-    if text.startswith(("[", "{")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
+    else a path to a .json / .yaml / .yml file (a regular file of at most MAX_SCHEDULE_BYTES).
+    Decoding is bounded (`specsched.io.data`): depth, integer digits, YAML aliases; YAML scalars
+    follow YAML 1.2 core, so `1:30` or `017` is a string (then an error), never a number."""
+    text = str(source) if isinstance(source, Path) else source
+    if not isinstance(text, str):
+        raise ScheduleError(f"schedule: expected a file path or inline JSON, got "
+                            f"{type(source).__name__}")
+    stripped = text.strip()
+    try:
+        if stripped.startswith(("[", "{")):
+            if len(stripped) > MAX_SCHEDULE_BYTES:
+                raise ScheduleError(f"inline schedule: {len(stripped)} characters is over the "
+                                    f"{MAX_SCHEDULE_BYTES} limit; put it in a file")
+            return parse_json_text(stripped, "inline schedule")
+        if len(stripped) > MAX_PATH_CHARS or "\n" in stripped:
             raise ScheduleError(
-                f"inline schedule: invalid JSON: {exc.msg} at char {exc.pos}"
-            ) from None
-    path = Path(text)
-    if not path.exists():
-        raise ScheduleError(f"{path}: no such file (give a JSON/YAML file or an inline JSON list)")
-    if path.is_dir():
-        raise ScheduleError(f"{path}: is a directory, expected a JSON or YAML file")
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScheduleError(f"{path}: cannot read: {exc}") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            line = getattr(getattr(exc, "problem_mark", None), "line", None)
-            where = f" at line {line + 1}" if line is not None else ""
-            raise ScheduleError(f"{path}: invalid YAML{where}") from None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ScheduleError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
+                f"schedule '{show_text(stripped, 40)}': neither inline JSON (which starts with [ "
+                f"or {{) nor a file path"
+            )
+        raw = read_user_text(stripped, "schedule", MAX_SCHEDULE_BYTES)
+        return parse_data_text(raw, show_text(stripped, 120),
+                               ".json" if Path(stripped).suffix.lower() == ".json" else ".yaml")
+    except ScheduleError:
+        raise
+    except UserError as exc:
+        raise ScheduleError(str(exc)) from None
 
 
 def load_schedule(source: str | Path, max_k: int | None = None) -> Schedule:

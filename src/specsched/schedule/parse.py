@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from typing import Any
 
 from specsched.errors import ScheduleError
+from specsched.io import show_items, show_value
 from specsched.schedule.model import CTX_INF, INF, MAX_SPEC_TOKENS, Schedule
 
 
-def _short(value: Any) -> str:
-    """repr of a bad item, cut so a 10,000-digit number does not flood the error line."""
-    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a huge int"
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _as_int(value: Any, where: str, hi: int = INF) -> int:
-    """An integer item in [-inf, hi]. Only ints: a float is an error even when whole (1.0), as is
+    """An integer item in [-INF, hi]. Only ints: a float is an error even when whole (1.0), as is
     a bool: a schedule holds counts, and a silently rounded K is a different schedule."""
     if isinstance(value, bool):
         raise ScheduleError(f"{where}: must be an integer, got a boolean ({value!r})")
     if not isinstance(value, int):
         kind = "a float" if isinstance(value, float) else type(value).__name__
-        raise ScheduleError(f"{where}: must be an integer, got {kind} ({_short(value)})")
+        raise ScheduleError(f"{where}: must be an integer, got {kind} ({show_value(value)})")
     if value > hi:
-        raise ScheduleError(f"{where}: {_short(value)} is too large (at most {hi})")
+        raise ScheduleError(f"{where}: {show_value(value)} is too large (at most {hi})")
+    if value < -INF:
+        raise ScheduleError(f"{where}: {show_value(value)} is too small")
     return value
 
 
@@ -39,25 +35,25 @@ def _check_max_k(max_k: Any) -> int | None:
 
 
 def _normalize_entries(entries: Any) -> tuple[int, list[tuple[int, ...]]]:
-    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+    if not isinstance(entries, (list, tuple)):
         raise ScheduleError(f"schedule: expected a list of entries, got {type(entries).__name__}")
     if len(entries) == 0:
         raise ScheduleError("schedule: has no entries")
     arity = 0
     rows: list[tuple[int, ...]] = []
     for i, entry in enumerate(entries):
-        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence):
-            raise ScheduleError(f"entry {i}: expected a list, got {entry!r}")
+        if not isinstance(entry, (list, tuple)):
+            raise ScheduleError(f"entry {i}: expected a list, got {show_value(entry)}")
         if len(entry) not in (3, 5):
             raise ScheduleError(
-                f"entry {i} {list(entry)!r}: must have 3 items [bs_lo, bs_hi, K] or 5 items "
+                f"entry {i} {show_items(entry)}: must have 3 items [bs_lo, bs_hi, K] or 5 items "
                 f"[bs_lo, bs_hi, ctx_lo, ctx_hi, K], got {len(entry)}"
             )
         if arity == 0:
             arity = len(entry)
         elif len(entry) != arity:
             raise ScheduleError(
-                f"entry {i} {list(entry)!r}: mixes {len(entry)}-item and {arity}-item entries; "
+                f"entry {i} {show_items(entry)}: mixes {len(entry)}-item and {arity}-item entries; "
                 f"use one form for the whole schedule"
             )
         last = len(entry) - 1

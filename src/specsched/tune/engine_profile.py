@@ -7,10 +7,12 @@ first `warmup` all-decoding steps are dropped, the next `repeats` are timed: t_s
 `LLMEngine.step()`, t_draft / t_verify = its draft and target-forward phases (the engine's
 `RunStats` split). Medians and interquartile ranges go into the profile (`Stat.from_samples`).
 
-Acceptance point (ctx, K_max): the same prompts decoded with the drafter at K_max for
-`acceptance_tokens` tokens per request; the engine's per-position drafted / accepted counters give
-prefix rates r_k = accepted_k / drafted_k, converted to conditional rates a_k = r_k / r_{k-1}
-(`planner.conditional_from_prefix_rates`). Acceptance of a StreamingLLM self-draft depends on how
+Acceptance point (ctx, K_max): `acceptance_prompts` requests, each its own text of exactly ctx
+tokens (the corpus, or the user's `prompts_file`; `tune.acceptance_prompts`), decoded with the
+drafter at K_max for `acceptance_tokens` tokens each. Every request's per-position drafted /
+accepted counters give its prefix rates r_k = accepted_k / drafted_k; their mean over requests,
+spread and bootstrap confidence interval go into the point (`planner.acceptance_ci`), as
+conditional rates a_k = r_k / r_{k-1}. Acceptance of a StreamingLLM self-draft depends on how
 much of the context falls outside its window, hence one point per context (MagicDec,
 arXiv:2408.11049).
 """
@@ -26,6 +28,7 @@ from specsched.engine.driver import DriveResult, drive, warm_prefix
 from specsched.engine.llm import LLM
 from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
+from specsched.engine.spec.speculator import resolved_draft_dtype
 from specsched.errors import UserError
 from specsched.planner import (
     AcceptancePoint,
@@ -34,9 +37,10 @@ from specsched.planner import (
     ProfileGrid,
     Stat,
     TimingPoint,
-    conditional_from_prefix_rates,
 )
+from specsched.planner.acceptance_ci import summarize_requests
 from specsched.policy import PolicyConfig
+from specsched.tune.acceptance_prompts import acceptance_prompts, load_prompt_tokens
 
 SUFFIX_TOKENS = 16
 TEXT_SEED = 0  # which slice of the corpus the profile decodes
@@ -54,12 +58,16 @@ class EngineProfileConfig:
     threads: int | None = 1
     repeats: int = 5
     warmup: int = 2
-    acceptance_tokens: int = 48  # generated tokens per request for an acceptance point
+    acceptance_tokens: int = 128  # generated tokens per request for an acceptance point
+    acceptance_prompts: int = 16  # requests (distinct texts) per acceptance point
+    prompts_file: str | None = None  # the user's text for acceptance (None: the corpus)
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
 
     def __post_init__(self) -> None:
         if self.speculative.drafter is DrafterKind.NONE:
             raise UserError("profiling needs a drafter: streaming, ngram or model:PATH")
+        if self.acceptance_prompts < 2:
+            raise UserError("--acceptance-prompts must be >= 2 (a spread needs two requests)")
         for name in ("repeats", "acceptance_tokens", "max_num_batched_tokens"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be >= 1")
@@ -71,9 +79,12 @@ class EngineProfileConfig:
     @property
     def drafter_label(self) -> str:
         spec = self.speculative
+        label = spec.drafter_label
         if spec.drafter is DrafterKind.STREAMING:
-            return f"streaming W={spec.window} sinks={spec.num_sink_tokens}"
-        return spec.drafter_label
+            label = f"streaming W={spec.window} sinks={spec.num_sink_tokens}"
+        if spec.drafter in (DrafterKind.STREAMING, DrafterKind.MODEL):  # the draft's weights
+            label += f" draft={resolved_draft_dtype(spec, self.dtype, self.device)}"
+        return label
 
     def max_model_len(self, grid: ProfileGrid) -> int:
         """Room for the longest context plus every decoded token of a point."""
@@ -156,17 +167,27 @@ class EngineProfiler:
                                          c.warmup),
         )
 
+    def _acceptance_prompts(self, ctx: int) -> list[list[int]]:
+        if self._pieces is None:
+            self._pieces = self.llm.corpus_token_ids()
+        user = None
+        if self.cfg.prompts_file is not None:
+            tok = self.llm.tokenizer
+            user = load_prompt_tokens(self.cfg.prompts_file, None if tok is None else tok.encode,
+                                      self.llm.engine.model_cfg.vocab_size)
+        return acceptance_prompts(self._pieces, user, self.cfg.acceptance_prompts, ctx,
+                                  TEXT_SEED)
+
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
         c = self.cfg
-        prompts = self._prompts(self.grid.batch_sizes[-1], ctx)
-        target = c.acceptance_tokens * len(prompts)
+        prompts = self._acceptance_prompts(ctx)
         self.llm.engine.set_speculative(self._spec(k_max))
-        params = SamplingParams(max_tokens=c.acceptance_tokens + 2 * (k_max + 1), ignore_eos=True)
+        params = SamplingParams(max_tokens=c.acceptance_tokens, ignore_eos=True)
         res = drive(self.llm.engine, prompts, params,
-                    stop=lambda r: r.num_output_tokens >= target)
-        spec = res.stats.spec
-        drafted, accepted = spec.drafted_per_position, spec.accepted_per_position
-        if len(drafted) < k_max or drafted[k_max - 1] == 0:
-            raise RuntimeError(f"acceptance at ctx {ctx}: no step drafted {k_max} tokens")
-        prefix = [a / d for a, d in zip(accepted[:k_max], drafted[:k_max], strict=True)]
-        return AcceptancePoint(ctx, conditional_from_prefix_rates(prefix), int(drafted[0]))
+                    concurrency=min(len(prompts), self.llm.engine.cfg.max_num_seqs))
+        drafted = [s.stats.spec.drafted_per_position for s in res.seqs]
+        accepted = [s.stats.spec.accepted_per_position for s in res.seqs]
+        try:
+            return summarize_requests(ctx, drafted, accepted, k_max)
+        except ValueError as exc:
+            raise RuntimeError(f"{exc} (decode more --acceptance-tokens per request)") from None

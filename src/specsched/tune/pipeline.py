@@ -24,7 +24,8 @@ from specsched.planner import (
     goodput_table,
     make_plan,
 )
-from specsched.planner.plan_json import plan_to_obj, static_k
+from specsched.planner.interpolate import CostKind
+from specsched.planner.plan_json import model_to_obj, plan_to_obj, static_k
 
 SCHEDULE_2D = "schedule_2d.json"
 SCHEDULE_BATCH_ONLY = "schedule_batch_only.json"
@@ -33,10 +34,15 @@ SUMMARY = "tune_summary.json"
 
 @dataclass(frozen=True, slots=True)
 class PlanSettings:
+    """cost_model: step time from the fitted model or interpolation; acceptance_quantile: plan
+    on this quantile of the measured mean acceptance (0.1: a 90% lower confidence bound)."""
+
     max_batch_ranges: int = 4
     max_ctx_ranges: int = 4
     min_gain: float = 0.0
     max_k: int | None = None
+    cost_model: CostKind = CostKind.AUTO
+    acceptance_quantile: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +83,8 @@ class TunePlans:
 
 def plan_profile(profile: Profile, settings: PlanSettings, source: str) -> TunePlans:
     """Both plans on the profile's own grid (no extrapolation)."""
-    table = goodput_table(CostModel.from_profile(profile), max_k=settings.max_k)
+    model = CostModel.from_profile(profile, settings.cost_model, settings.acceptance_quantile)
+    table = goodput_table(model, max_k=settings.max_k)
     n, k, g = settings.max_batch_ranges, settings.max_k, settings.min_gain
     plan_2d = make_plan(table, PlanConfig(n, settings.max_ctx_ranges, max_k=k, min_gain=g))
     batch = make_plan(table, PlanConfig(n, 1, batch_only=True, max_k=k, min_gain=g))
@@ -108,6 +115,9 @@ def write_tune_outputs(plans: TunePlans, out_dir: Path, plots: bool = True) -> l
             for row in plans.rows()
         ],
     }
+    model = plans.plan_2d.table.model
+    if model is not None:
+        summary.update(model_to_obj(model))
     path = out_dir / SUMMARY
     atomic_write_json(path, summary)
     written.append(path)

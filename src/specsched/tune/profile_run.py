@@ -106,7 +106,8 @@ def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadat
     text = (
         f"specsched profile --engine: repeats {cfg.repeats}, warm-up {cfg.warmup} steps, "
         f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
-        f"acceptance from {cfg.acceptance_tokens} tokens/request; load average at start "
+        f"acceptance from {cfg.acceptance_prompts} requests x {cfg.acceptance_tokens} tokens "
+        f"of {cfg.prompts_file or 'corpus'} text per context; load average at start "
         f"{load:.2f}. {notes}"
     ).strip()
     return ProfileMetadata(

@@ -3,13 +3,15 @@
 Follows vLLM's own CPU scheduler tests: a local `config.json` as the model,
 `skip_tokenizer_init=True`, `DeviceConfig(device="cpu")`, a `KVCacheConfig` with one
 `FullAttentionSpec` group. The fake runner accepts every draft (so each decode step adds 1 + K
-tokens) and drafts exactly the K the scheduler asked for, as vLLM's model runner does.
+tokens; `accept` sets another rule) and drafts exactly the K the scheduler asked for, as vLLM's
+model runner does.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,11 +75,20 @@ def make_scheduler(
     additional_config: dict[str, Any] | None = None,
     max_num_seqs: int = 16,
     async_scheduling: bool = False,
+    speculative: dict[str, Any] | None = None,
 ) -> Any:
-    """A vLLM scheduler of `scheduler_cls` with an ngram speculative config on CPU."""
-    spec_kwargs: dict[str, Any] = {}
+    """A vLLM scheduler of `scheduler_cls` with an ngram speculative config on CPU (or the
+    whole `speculative` config given)."""
+    spec_kwargs: dict[str, Any] = {
+        "method": "ngram",
+        "num_speculative_tokens": num_spec_tokens,
+        "prompt_lookup_max": 3,
+        "prompt_lookup_min": 1,
+    }
     if table is not None:
         spec_kwargs["num_speculative_tokens_per_batch_size"] = table
+    if speculative is not None:
+        spec_kwargs = speculative
     cache_config = CacheConfig(block_size=BLOCK_SIZE, enable_prefix_caching=False)
     vllm_config = VllmConfig(
         model_config=ModelConfig(
@@ -94,13 +105,7 @@ def make_scheduler(
             async_scheduling=False,
         ),
         cache_config=cache_config,
-        speculative_config=SpeculativeConfig(
-            method="ngram",
-            num_speculative_tokens=num_spec_tokens,
-            prompt_lookup_max=3,
-            prompt_lookup_min=1,
-            **spec_kwargs,
-        ),
+        speculative_config=SpeculativeConfig(**spec_kwargs),
         device_config=DeviceConfig(device="cpu"),
         additional_config=additional_config or {},
     )
@@ -149,18 +154,27 @@ def add_request(sched: Any, req_id: str, prompt_len: int, max_tokens: int = 400)
     sched.add_request(Request(req_id, [PROMPT_TOKEN] * prompt_len, params, None))
 
 
-def step(sched: Any) -> Step:
-    """schedule() -> fake runner output accepting every draft -> K drafts per decode request."""
+def step(
+    sched: Any,
+    accept: Callable[[str, int], int] | None = None,
+    before_update: Callable[[dict[str, int]], None] | None = None,
+) -> Step:
+    """schedule() -> fake runner output -> K drafts per decode request. `accept(req_id, drafts)`:
+    how many of a request's verified drafts are accepted (default: all). `before_update(drafts)`
+    runs before `update_from_output` with each request's verified drafts (to advance a clock)."""
     out = sched.schedule()
     ids = list(out.num_scheduled_tokens)
     computed = {r: sched.requests[r].num_computed_tokens - out.num_scheduled_tokens[r] for r in ids}
     prompt = {r: sched.requests[r].num_prompt_tokens for r in ids}
     drafts = {r: len(out.scheduled_spec_decode_tokens.get(r, ())) for r in ids}
     decoding = [r for r in ids if not sched.requests[r].is_prefill_chunk]
-    sampled = [[SAMPLED_TOKEN] * (1 + drafts[r]) if r in decoding else [] for r in ids]
+    rule = accept or (lambda _, d: d)
+    sampled = [[SAMPLED_TOKEN] * (1 + rule(r, drafts[r])) if r in decoding else [] for r in ids]
     runner_output = ModelRunnerOutput(
         req_ids=ids, req_id_to_index={r: i for i, r in enumerate(ids)}, sampled_token_ids=sampled
     )
+    if before_update is not None:
+        before_update(drafts)
     sched.update_from_output(out, runner_output)
     k = out.num_spec_tokens_to_schedule
     live = [r for r in decoding if r in sched.requests and not sched.requests[r].is_finished()]

@@ -18,8 +18,11 @@ from specsched.integrations.vllm import (
     serve_flags,
 )
 from specsched.integrations.vllm.flags import render_flags
+from specsched.integrations.vllm.metrics import exposure
+from specsched.integrations.vllm.runner import runner_problem
 from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
 from specsched.integrations.vllm.version import check_vllm_version, parse_version
+from specsched.policy.hysteresis import HysteresisConfig
 from specsched.policy.route import CtxAgg
 from specsched.schedule import CTX_INF, parse_schedule
 
@@ -132,3 +135,70 @@ def test_package_imports_without_vllm() -> None:
     assert "ContextAwareScheduler" in m.__all__
     with pytest.raises(AttributeError):
         m.NotAThing  # noqa: B018
+
+
+def test_proposal_keys_in_additional_config() -> None:
+    # vLLM <= 0.33 rejects them in --speculative-config; under "specsched" they work verbatim.
+    cfg = config_from_additional({"specsched": {"speculative_token_schedule": ENTRIES,
+                                                "ctx_agg": "max"}})
+    assert cfg is not None and cfg.ctx_agg is CtxAgg.MAX and cfg.schedule == parse_schedule(ENTRIES)
+    alias = config_from_obj({"num_speculative_tokens_per_batch_size": ENTRIES})
+    assert alias.schedule == cfg.schedule
+    with pytest.raises(ScheduleError, match="has schedule and speculative_token_schedule"):
+        config_from_obj({"schedule": ENTRIES, "speculative_token_schedule": ENTRIES})
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [(None, None), ({}, HysteresisConfig(1, None)), ({"persist_steps": 3}, HysteresisConfig(3)),
+     ({"margin": 0.1}, HysteresisConfig(0, 0.1)),
+     ({"persist_steps": 4, "margin": 0.2}, HysteresisConfig(4, 0.2))],
+)
+def test_hysteresis_config(value: object, want: HysteresisConfig | None) -> None:
+    cfg = config_from_obj({"schedule": ENTRIES, "hysteresis": value})
+    assert cfg.hysteresis == want
+    assert config_from_additional(json.loads(json.dumps(cfg.to_additional_config()))) == cfg
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [({"persist": 3}, "persist_steps and/or margin"), ({"persist_steps": -2}, "persist_steps"),
+     ({"margin": -1}, "margin"), ({"persist_steps": 0}, "needs a margin"), (3, "an object")],
+)
+def test_bad_hysteresis(value: object, match: str) -> None:
+    with pytest.raises(UserError, match=match) as info:
+        config_from_obj({"schedule": ENTRIES, "hysteresis": value})
+    assert str(info.value).startswith("specsched: ")
+
+
+@pytest.mark.parametrize(
+    ("method", "v2", "version", "multi_mtp", "refused"),
+    [
+        ("ngram", False, "0.32.0", False, None),
+        ("draft_model", False, "0.32.0", False, None),
+        ("custom_class", False, "0.32.0", False, "built-in method"),
+        ("eagle3", True, "0.32.0", False, None),
+        ("eagle", True, "0.33.1", False, None),
+        ("mtp", True, "0.32.0", False, None),
+        ("mtp", True, "0.32.0", True, "multi-module mtp drafter ignores"),
+        ("draft_model", True, "0.32.0", False, "'draft_model' drafter ignores"),
+        ("ngram", True, "0.33.0", False, "'ngram' drafter ignores"),
+        ("dflash", True, "0.32.0", False, "VLLM_USE_V2_MODEL_RUNNER=0"),
+        ("eagle3", True, "0.28.0", False, "not known to pass"),
+    ],
+)
+def test_runner_guard(
+    method: str, v2: bool, version: str, multi_mtp: bool, refused: str | None
+) -> None:
+    problem = runner_problem(method, v2, version, multi_module_mtp=multi_mtp)
+    if refused is None:
+        assert problem is None
+    else:
+        assert problem is not None and refused in problem and "\n" not in problem
+
+
+def test_metrics_exposure_line() -> None:
+    assert exposure({"PROMETHEUS_MULTIPROC_DIR": "/tmp/p"})[0]
+    assert exposure({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"})[0]
+    reaches, line = exposure({})
+    assert not reaches and "export PROMETHEUS_MULTIPROC_DIR" in line

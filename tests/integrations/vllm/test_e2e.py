@@ -2,7 +2,9 @@
 
 Runs scripts/vllm/e2e_check.py (each arm in its own engine process): generation works, every
 step's K follows the 2-D schedule and both Ks are used, and greedy output with the scheduler
-class equals greedy output without speculation. Converts the embedded GGUF first if needed.
+class equals greedy output without speculation; with `--policy adaptive`, one engine running the
+closed-loop policy (outcomes observed, K within max_k, learned schedule written). Converts the
+embedded GGUF first if needed.
 """
 
 from __future__ import annotations
@@ -62,5 +64,27 @@ def test_vllm_cpu_end_to_end(smollm2_hf: Path, tmp_path: Path) -> None:
         "both_k_used": True,
         "greedy_equal": True,
         "drafts_within_k": True,
+        "outcomes_match_vllm": True,
+    }, json.dumps(report, indent=1)[:4000]
+    assert proc.returncode == 0
+
+
+def test_vllm_cpu_adaptive_policy(smollm2_hf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "e2e_check.py"), "--model", str(smollm2_hf),
+         "--policy", "adaptive", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.exists(), proc.stderr[-4000:]
+    report = json.loads(out.read_text())
+    assert report["checks"] == {
+        "generated": True,
+        "observed": True,
+        "k_within_max_k": True,
+        "outcomes_match_vllm": True,
+        "learned_written": True,
     }, json.dumps(report, indent=1)[:4000]
     assert proc.returncode == 0

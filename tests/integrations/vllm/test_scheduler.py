@@ -181,7 +181,8 @@ def test_trace_file(model_dir: Path, tmp_path: Path) -> None:
     add_request(sched, "a", prompt_len=60)
     steps = [step(sched) for _ in range(4)]
     sched.shutdown()
-    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    records = [r for r in lines if r["kind"] == "decision"]
     assert [r["k_scheduled"] for r in records] == [st.k for st in steps] == [1, 1, 1, 3]
     assert [r["ctx_repr"] for r in records] == [0, 60, 62, 64]
     assert records[1]["pool"] == "decode" and records[1]["bucket"] == [1, 4, 1, 63]

@@ -71,7 +71,18 @@ class TrialResult:
 
     @property
     def output_tok_s(self) -> float:
+        """End to end: every output token over the trial's wall time (prefill included)."""
         return self.num_output_tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def decode_tok_s(self) -> float:
+        """Decode only: tokens after each request's first, from the first token of the trial to
+        its last (time to first token left out)."""
+        if not self.requests:
+            return 0.0
+        span = max(r.latency_s for r in self.requests) - min(r.ttft_s for r in self.requests)
+        tokens = sum(max(0, r.num_output_tokens - 1) for r in self.requests)
+        return tokens / span if span > 0 else 0.0
 
     def metrics(self) -> dict[str, Any]:
         """Flat numbers for the results file; `specsched report` reads these names."""
@@ -83,6 +94,7 @@ class TrialResult:
             "num_prompt_tokens": sum(r.num_prompt_tokens for r in self.requests),
             "wall_s": self.wall_s,
             "output_tok_s": self.output_tok_s,
+            "decode_tok_s": self.decode_tok_s,
             "ttft_s_median": statistics.median(ttft) if ttft else None,
             "ttft_s_max": max(ttft) if ttft else None,
             "itl_s_median": statistics.median(itl) if itl else None,

@@ -169,6 +169,7 @@ class EngineBackend:
                 itl_s=itl,
             ))
         st = res.stats
+        learned = llm.engine.learned_schedule()  # an adaptive arm's learned grid, else None
         firsts = [c[0] for c in res.chunk_times if c]
         decode_s = res.end_s - min(firsts) if firsts else 0.0
         decode_tokens = sum(max(0, r.num_output_tokens - 1) for r in requests)
@@ -179,6 +180,8 @@ class EngineBackend:
             "dtype": self.options.dtype,
             "drafter": "none" if spec is None else spec.drafter_label,
             "window": None if spec is None else spec.window,
+            "policy": "static" if spec is None else spec.policy.kind.value,
+            "learned_schedule": None if learned is None else learned.entries(5),
             "greedy": scenario.sampling.temperature == 0.0,
             "output_hash": output_hash([s.output_token_ids for s in res.seqs]),
             "decode_tok_s": decode_tokens / decode_s if decode_s > 0 else None,

@@ -1,21 +1,20 @@
 """Ragged attention over a per-slot KV cache: a pure function of explicit metadata.
 
 Layout. Each layer's cache is `k_cache, v_cache: [num_slots, Hkv, max_model_len, D]`. A batch is
-ragged: sequence i brings `query_lens[i]` new tokens (q >= 1, may differ per sequence: prefill
-chunks, decode, speculative verify) at positions `start_positions[i] ..` (its
-num_computed_tokens) in slot `slot_ids[i]`. The new tokens are flattened to `[T, ...]` with
-T = sum(query_lens), sequence-major.
+ragged (`specsched.engine.layers.metadata`): sequence i brings q_i new tokens at positions
+start_i .. start_i + q_i - 1 in slot `slot_ids[i]`, flattened sequence-major to `[T, ...]`.
 
 Cost. Attention work and memory traffic scale with **Σ_i q_i x ctx_i (Σctx for decode)**, not
-with B x max ctx. A batch of one token (batch-1 decode) takes `single_token_attention`: one SDPA
-call per layer on the slot's cache view, no mask, no copies. Otherwise two paths, chosen once per
-step in `build_metadata`:
-- ragged (general): loop over sequences, reading only `k_cache[slot_i, :, :ctx_i]` (a view, no
-  copy); one SDPA call per sequence per layer (Python overhead ~B x num_layers calls per step).
-- dense (fast path): when all sequences have the same q, occupy a contiguous range of slots, and
-  padding to the longest context costs at most DENSE_MAX_PADDING over Σctx, one SDPA call per
-  layer over the view `k_cache[s0:s0+B, :, :max_ctx]` with a causal+length mask. Its cost is
-  B x max ctx <= 1.25 x Σctx, so the Σctx statement holds within that factor.
+with B x max ctx. Paths, chosen per step:
+- native kernel (`cpu_kernels.ragged_attention_cpu`, CPU fp32): every sequence whose G x q
+  query rows fit (decode, speculative verify) in ONE call per layer, reading only its own
+  `k_cache[slot_i, :, :ctx_i]`; its per-context-token cost is the same for q = 1 and any
+  G x q <= 16 (the query rows are vector lanes). Sequences with longer q (prefill chunks) in the
+  same batch take the per-sequence loop below.
+- SDPA (`sdpa_attention`; other devices and dtypes, no compiler, prefill): one token -> one SDPA
+  call on the slot's view (`single_token_attention`); same q for all, contiguous slots and
+  padding <= DENSE_MAX_PADDING x Σctx -> one masked SDPA over `k_cache[s0:s0+B, :, :max_ctx]`
+  (dense); otherwise one SDPA per sequence on its view (ragged loop).
 
 KV windows (StreamingLLM-style drafters). `kv_ranges[i]` may list the cache position ranges
 `(start, end)` sequence i attends to, e.g. `((0, 4), (ctx - W, ctx))` for 4 sinks + last W. Only
@@ -31,120 +30,27 @@ it are simply overwritten by the next write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 
-KVRanges = tuple[tuple[int, int], ...]
+from specsched.engine.layers import cpu_kernels
+from specsched.engine.layers.metadata import (
+    DENSE_MAX_PADDING,
+    AttentionMetadata,
+    KVRanges,
+    build_metadata,
+)
 
-DENSE_MAX_PADDING = 1.25  # dense path only if B x max_ctx <= this x Σctx
-
-
-@dataclass(frozen=True, slots=True)
-class AttentionMetadata:
-    """Everything attention needs about one ragged batch; built once per step, shared by layers."""
-
-    slot_ids: tuple[int, ...]
-    start_positions: tuple[int, ...]  # num_computed_tokens of each sequence before this step
-    query_lens: tuple[int, ...]  # new tokens per sequence (q_i >= 1)
-    token_slots: torch.Tensor  # [T] int64, slot of every new token
-    token_positions: torch.Tensor  # [T] int64, absolute position of every new token
-    kv_ranges: tuple[KVRanges, ...] | None = None  # None: attend to [0, start + q)
-    # dense fast path: [B, 1, G*q, max_ctx] bool mask (None = no mask needed); see module doc
-    dense: bool = False
-    dense_mask: torch.Tensor | None = None
-    # batched KV-window path (all q = 1 with kv_ranges): positions [B, W] and validity mask
-    window_index: torch.Tensor | None = None
-    window_mask: torch.Tensor | None = None  # [B, 1, 1, W] bool, None if all windows are full
-
-    @property
-    def num_tokens(self) -> int:
-        return sum(self.query_lens)
-
-
-def build_metadata(
-    slot_ids: list[int] | tuple[int, ...],
-    start_positions: list[int] | tuple[int, ...],
-    query_lens: list[int] | tuple[int, ...],
-    device: torch.device | str = "cpu",
-    kv_ranges: tuple[KVRanges, ...] | None = None,
-) -> AttentionMetadata:
-    """Build the per-step metadata from plain per-sequence lists (slots must be distinct)."""
-    if not (len(slot_ids) == len(start_positions) == len(query_lens)):
-        raise ValueError("slot_ids, start_positions and query_lens must have the same length")
-    if len(set(slot_ids)) != len(slot_ids):
-        raise ValueError(f"slot ids must be distinct within a batch, got {list(slot_ids)}")
-    if any(q < 1 for q in query_lens):
-        raise ValueError(f"every query_len must be >= 1, got {list(query_lens)}")
-    if kv_ranges is not None and len(kv_ranges) != len(slot_ids):
-        raise ValueError("kv_ranges needs one entry per sequence")
-    dense, dense_mask = _dense_plan(slot_ids, start_positions, query_lens, kv_ranges, device)
-    window_index, window_mask = None, None
-    if kv_ranges is not None and all(q == 1 for q in query_lens):
-        window_index, window_mask = _window_plan(kv_ranges, device)
-    slots: list[int] = []
-    positions: list[int] = []
-    for slot, start, q in zip(slot_ids, start_positions, query_lens, strict=True):
-        slots.extend([slot] * q)
-        positions.extend(range(start, start + q))
-    return AttentionMetadata(
-        slot_ids=tuple(slot_ids),
-        start_positions=tuple(start_positions),
-        query_lens=tuple(query_lens),
-        token_slots=torch.tensor(slots, dtype=torch.long, device=device),
-        token_positions=torch.tensor(positions, dtype=torch.long, device=device),
-        kv_ranges=kv_ranges,
-        dense=dense,
-        dense_mask=dense_mask,
-        window_index=window_index,
-        window_mask=window_mask,
-    )
-
-
-def _window_plan(
-    kv_ranges: tuple[KVRanges, ...], device: torch.device | str
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Padded window positions [B, W] and their validity mask [B, 1, 1, W] (None: no padding)."""
-    rows = [[p for a, b in ranges for p in range(a, b)] for ranges in kv_ranges]
-    width = max(len(r) for r in rows)
-    index = torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.long,
-                         device=device)  # [B, W]
-    if all(len(r) == width for r in rows):
-        return index, None
-    lens = torch.tensor([len(r) for r in rows], device=device)
-    valid = torch.arange(width, device=device)[None, :] < lens[:, None]  # [B, W]
-    return index, valid[:, None, None, :]
-
-
-def _dense_plan(
-    slot_ids: list[int] | tuple[int, ...],
-    start_positions: list[int] | tuple[int, ...],
-    query_lens: list[int] | tuple[int, ...],
-    kv_ranges: tuple[KVRanges, ...] | None,
-    device: torch.device | str,
-) -> tuple[bool, torch.Tensor | None]:
-    """Whether the dense path applies, and its [B, 1, q, max_ctx] mask (None if all-visible)."""
-    b = len(slot_ids)
-    qlen = query_lens[0]
-    ends = [s + q for s, q in zip(start_positions, query_lens, strict=True)]
-    contiguous = list(slot_ids) == list(range(slot_ids[0], slot_ids[0] + b))
-    if (
-        b < 2
-        or kv_ranges is not None
-        or not contiguous
-        or any(q != qlen for q in query_lens)
-        or b * max(ends) > DENSE_MAX_PADDING * sum(ends)
-    ):
-        return False, None
-    if qlen == 1 and min(ends) == max(ends):
-        return True, None
-    key_pos = torch.arange(max(ends), device=device)  # [L]
-    query_pos = torch.tensor(start_positions, device=device)[:, None] + torch.arange(
-        qlen, device=device
-    )  # [B, q]
-    mask = key_pos[None, None, :] <= query_pos[:, :, None]  # [B, q, L]
-    return True, mask[:, None]  # [B, 1, q, L]
+__all__ = [
+    "DENSE_MAX_PADDING",
+    "AttentionMetadata",
+    "KVRanges",
+    "build_metadata",
+    "ragged_attention",
+    "sdpa_attention",
+    "single_token_attention",
+    "write_kv",
+]
 
 
 def write_kv(
@@ -172,21 +78,63 @@ def ragged_attention(
     scale: float,
 ) -> torch.Tensor:  # [T, Hq, D]
     """Causal GQA attention of each sequence's new queries against its own cached keys."""
-    num_tokens, num_heads, head_dim = q.shape
-    num_kv_heads = k_cache.shape[1]
-    group = num_heads // num_kv_heads
-    if num_tokens == 1 and meta.kv_ranges is None:  # batch-1 decode
+    if not cpu_kernels.available(q, k_cache):
+        return sdpa_attention(q, k_cache, v_cache, meta, scale)
+    if meta.max_end > k_cache.shape[2] or max(meta.slot_ids) >= k_cache.shape[0]:
+        raise ValueError(f"batch reaches position {meta.max_end} / slot {max(meta.slot_ids)} "
+                         f"beyond the cache {tuple(k_cache.shape)}")
+    num_heads, num_kv_heads = q.shape[1], k_cache.shape[1]
+    plan = meta.kernel_plan(cpu_kernels.MAX_ROWS * num_kv_heads // num_heads, num_kv_heads,
+                            torch.get_num_threads())
+    if not plan.native:
+        return sdpa_attention(q, k_cache, v_cache, meta, scale)
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)  # [T, Hq, D]
+    cpu_kernels.ragged_attention_cpu(q, k_cache, v_cache, plan.seq_table, plan.items, plan.first,
+                                     scale, out)
+    if len(plan.native) < len(meta.query_lens):  # prefill chunks of a mixed batch
+        _loop_attention(q, k_cache, v_cache, meta, scale, out, skip=plan.native)
+    return out
+
+
+def sdpa_attention(
+    q: torch.Tensor,  # [T, Hq, D]
+    k_cache: torch.Tensor,  # [S, Hkv, L, D]
+    v_cache: torch.Tensor,  # [S, Hkv, L, D]
+    meta: AttentionMetadata,
+    scale: float,
+) -> torch.Tensor:  # [T, Hq, D]
+    """`ragged_attention` through torch's SDPA only (any device and dtype)."""
+    if q.shape[0] == 1 and meta.kv_ranges is None:  # batch-1 decode
         end = meta.start_positions[0] + 1
         return single_token_attention(q[0], k_cache, v_cache, meta.slot_ids[0], end, scale)[None]
     if meta.dense:
         return _dense_attention(q, k_cache, v_cache, meta, scale)
     if meta.window_index is not None:
         return _window_attention(q, k_cache, v_cache, meta, scale)
-    out = torch.empty_like(q)
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    return _loop_attention(q, k_cache, v_cache, meta, scale, out)
+
+
+def _loop_attention(
+    q: torch.Tensor,  # [T, Hq, D]
+    k_cache: torch.Tensor,  # [S, Hkv, L, D]
+    v_cache: torch.Tensor,  # [S, Hkv, L, D]
+    meta: AttentionMetadata,
+    scale: float,
+    out: torch.Tensor,  # [T, Hq, D], filled in place
+    skip: frozenset[int] = frozenset(),  # sequences already computed
+) -> torch.Tensor:  # out
+    """One SDPA call per sequence on its own cache view (or gathered KV window)."""
+    num_tokens, num_heads, head_dim = q.shape
+    num_kv_heads = k_cache.shape[1]
+    group = num_heads // num_kv_heads
     offset = 0
     for i, (slot, start, qlen) in enumerate(
         zip(meta.slot_ids, meta.start_positions, meta.query_lens, strict=True)
     ):
+        if i in skip:
+            offset += qlen
+            continue
         end = start + qlen
         ranges = None if meta.kv_ranges is None else meta.kv_ranges[i]
         mask: torch.Tensor | None = None

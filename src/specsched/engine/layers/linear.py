@@ -1,15 +1,21 @@
 """`x @ W.T + b` with the weight laid out once, at load time, for the device's fastest kernel.
 
-On CPU fp32 the matmuls go through oneDNN's linear (`torch.ops.mkldnn._linear_pointwise`),
-~2x faster than `F.linear` (MKL) for the few-row shapes of decode and verify. The weight is
-additionally reordered once into oneDNN's blocked layout (`mkldnn._reorder_linear_weight`,
-the prepacking inductor does under `freezing`): measured 25-30% faster for 4-64 rows and
-equal at 1 row, because a plain row-major weight is re-blocked on every call for those shapes
-(see notes/engine.md, "CPU decode speed-up"). Prepacking is a pure data permutation: the
-logical weight (`.weight`) is unchanged; only the accumulation order inside the kernel differs,
-as it already does between row counts.
+On CPU the matmuls go through oneDNN's linear (`torch.ops.mkldnn._linear_pointwise`), ~2x faster
+than `F.linear` (MKL) for the few-row shapes of decode and verify. The weight is additionally
+reordered once into oneDNN's blocked layout (`mkldnn._reorder_linear_weight`, the prepacking
+inductor does under `freezing`): measured 25-30% faster for 4-64 rows and equal at 1 row in
+fp32, because a plain row-major weight is re-blocked on every call for those shapes (see
+notes/engine.md, "CPU decode speed-up"). Prepacking is a pure data permutation: the logical
+weight (`.weight`) is unchanged; only the accumulation order inside the kernel differs, as it
+already does between row counts.
 
-Other devices and dtypes use `F.linear` on the plain weight.
+Low-precision weights (the draft's copy, `Linear.to`): a bf16 weight with fp32 activations
+casts the input rows to bf16, runs oneDNN's bf16 kernel (fp32 accumulation; AMX / AVX512_BF16
+where the CPU has them) and returns fp32. Prepacked bf16 read the weights 1.7-2.6x faster than
+prepacked fp32 at 1-8 rows on this project's Xeon (notes/engine.md, "Issue 16").
+`draft_weight_dtype` picks bf16 only where the CPU runs it natively.
+
+Other devices use `F.linear` on the plain weight.
 """
 
 from __future__ import annotations
@@ -18,19 +24,46 @@ import torch
 import torch.nn.functional as F
 
 PACK_ROWS = 16  # row-count hint for the blocked layout; measured best for 4-64 rows
+ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
 
 
 def onednn_fp32(w: torch.Tensor) -> bool:
-    """Whether `w` takes the oneDNN path (CPU, fp32, oneDNN built in)."""
+    """Whether `w` takes the fp32 oneDNN path (CPU, fp32, oneDNN built in)."""
+    return w.dtype == torch.float32 and _onednn(w)
+
+
+def _onednn(w: torch.Tensor) -> bool:
     return (
         w.device.type == "cpu"
-        and w.dtype == torch.float32
+        and w.dtype in ONEDNN_DTYPES
         and torch.backends.mkldnn.is_available()
     )
 
 
+def native_bf16(device: torch.device | str) -> bool:
+    """Whether `device` runs bf16 matmuls natively: a CPU with AVX512_BF16 or AMX-BF16
+    (oneDNN otherwise converts in software, no faster than fp32), or a CUDA device with bf16."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    caps = torch.cpu.get_capabilities()
+    return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+
+
+def draft_weight_dtype(requested: str, target: torch.dtype, device: torch.device | str
+                       ) -> torch.dtype:
+    """The weight dtype a draft runs with: "float32" -> the target's own weights; "bfloat16" ->
+    bf16 (a copy when the target is fp32); "auto" -> bf16 where `native_bf16`, else the target's.
+    A target already in 16 bits is never up-cast."""
+    if target != torch.float32 or requested == "float32":
+        return target
+    if requested == "bfloat16" or (requested == "auto" and native_bf16(device)):
+        return torch.bfloat16
+    return target
+
+
 def onednn_linear(
-    x: torch.Tensor,  # [T, K] fp32 CPU
+    x: torch.Tensor,  # [T, K] CPU, the weight's dtype
     w: torch.Tensor,  # [N, K] plain or oneDNN-packed
     b: torch.Tensor | None = None,  # [N]
 ) -> torch.Tensor:  # [T, N]
@@ -40,9 +73,10 @@ def onednn_linear(
 class Linear:
     """One weight matrix `[N, K]` (and optional bias `[N]`) prepared for repeated `x @ W.T + b`.
 
-    `plain_rows`: batches of at most this many rows use the plain row-major weight (kept only
-    when `keep_plain`, e.g. a tied output layer whose plain copy exists anyway as the embedding
-    table); measured equal or slightly faster than the blocked layout at 1 row.
+    `keep_plain`: also keep the plain row-major weight (e.g. a tied output layer whose plain copy
+    exists anyway as the embedding table); fp32 one-row batches use it (measured equal or
+    slightly faster than the blocked layout at 1 row; in bf16 the blocked one is faster).
+    Inputs of another dtype than the weight (fp32 rows into a bf16 copy) are cast in and out.
     """
 
     __slots__ = ("_packed", "_plain", "bias", "in_features", "out_features")
@@ -54,7 +88,7 @@ class Linear:
         self.bias = bias
         self._packed: torch.Tensor | None = None
         self._plain: torch.Tensor | None = weight
-        if onednn_fp32(weight):
+        if _onednn(weight):
             self._packed = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACK_ROWS)
             if not keep_plain:
                 self._plain = None
@@ -66,19 +100,32 @@ class Linear:
         assert self._packed is not None
         return self._packed.to_dense()
 
-    def nbytes(self) -> int:
-        """Bytes of the logical weight (what one full pass over it reads)."""
-        return self.out_features * self.in_features * self._dtype_size()
-
-    def _dtype_size(self) -> int:
+    @property
+    def dtype(self) -> torch.dtype:
         w = self._plain if self._plain is not None else self._packed
         assert w is not None
-        return w.element_size()
+        return w.dtype
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:  # [T, K] -> [T, N]
+    def to(self, dtype: torch.dtype, keep_plain: bool = False) -> Linear:
+        """A copy with the weight (and bias) in `dtype`; itself when already in it."""
+        if dtype == self.dtype:
+            return self
+        bias = None if self.bias is None else self.bias.to(dtype)
+        return Linear(self.weight.to(dtype), bias, keep_plain)
+
+    def nbytes(self) -> int:
+        """Bytes of the logical weight (what one full pass over it reads)."""
+        return self.out_features * self.in_features * self.dtype.itemsize
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:  # [T, K] -> [T, N], x's dtype
+        if x.dtype != self.dtype:
+            return self._run(x.to(self.dtype)).to(x.dtype)
+        return self._run(x)
+
+    def _run(self, x: torch.Tensor) -> torch.Tensor:
         if self._packed is None:
             assert self._plain is not None
             return F.linear(x, self._plain, self.bias)
-        if self._plain is not None and x.shape[0] <= 1:
-            return onednn_linear(x, self._plain, self.bias)
+        if self._plain is not None and x.shape[0] <= 1 and x.dtype == torch.float32:
+            return onednn_linear(x, self._plain, self.bias)  # (bf16: packed is faster)
         return onednn_linear(x, self._packed, self.bias)

@@ -31,29 +31,58 @@ class DecoderLayer(nn.Module):
     def __init__(
         self,
         cfg: ModelConfig,
-        weights: dict[str, torch.Tensor],
-        prefix: str,
-        keep_plain: bool = False,  # also keep row-major weights (the compiled one-token path)
+        qkv: Linear,  # [Q+2K, H] (+ bias [Q+2K])
+        o: Linear,  # [H, Q]
+        gate_up: Linear,  # [2I, H]
+        down: Linear,  # [H, I]
+        input_norm: torch.Tensor,  # [H]
+        post_norm: torch.Tensor,  # [H]
     ) -> None:
         super().__init__()
         self.cfg = cfg
-        att = f"{prefix}.self_attn"
+        self.qkv, self.o, self.gate_up, self.down = qkv, o, gate_up, down
+        self.input_norm = input_norm
+        self.post_norm = post_norm
+        self.scale = cfg.head_dim**-0.5
+
+    @classmethod
+    def from_weights(
+        cls,
+        cfg: ModelConfig,
+        weights: dict[str, torch.Tensor],
+        prefix: str,
+        keep_plain: bool = False,  # also keep row-major weights (the compiled one-token path)
+        weight_dtype: torch.dtype | None = None,  # matmul weights in this dtype (None: as given)
+    ) -> DecoderLayer:
+        """q/k/v fused into one matmul and gate/up into another, from Hugging Face names."""
+        att, mlp = f"{prefix}.self_attn", f"{prefix}.mlp"
+
+        def lin(w: torch.Tensor, b: torch.Tensor | None = None) -> Linear:
+            if weight_dtype is not None:
+                w, b = w.to(weight_dtype), None if b is None else b.to(weight_dtype)
+            return Linear(w, b, keep_plain)
+
         qkv_b: torch.Tensor | None = None
         if cfg.attention_bias:
             qkv_b = torch.cat([weights[f"{att}.{n}_proj.bias"] for n in "qkv"])  # [Q+2K]
-        self.qkv = Linear(
-            torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"]), qkv_b, keep_plain
-        )  # [Q+2K, H]
-        self.o = Linear(weights[f"{att}.o_proj.weight"], keep_plain=keep_plain)  # [H, Q]
-        mlp = f"{prefix}.mlp"
-        self.gate_up = Linear(
-            torch.cat([weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]]),
-            keep_plain=keep_plain,
-        )  # [2I, H]
-        self.down = Linear(weights[f"{mlp}.down_proj.weight"], keep_plain=keep_plain)  # [H, I]
-        self.input_norm = weights[f"{prefix}.input_layernorm.weight"]  # [H]
-        self.post_norm = weights[f"{prefix}.post_attention_layernorm.weight"]  # [H]
-        self.scale = cfg.head_dim**-0.5
+        return cls(
+            cfg,
+            lin(torch.cat([weights[f"{att}.{n}_proj.weight"] for n in "qkv"]), qkv_b),
+            lin(weights[f"{att}.o_proj.weight"]),
+            lin(torch.cat([weights[f"{mlp}.gate_proj.weight"], weights[f"{mlp}.up_proj.weight"]])),
+            lin(weights[f"{mlp}.down_proj.weight"]),
+            weights[f"{prefix}.input_layernorm.weight"],
+            weights[f"{prefix}.post_attention_layernorm.weight"],
+        )
+
+    def with_weight_dtype(self, dtype: torch.dtype) -> DecoderLayer:
+        """This layer with copies of its matmul weights in `dtype` (norms shared)."""
+        return DecoderLayer(self.cfg, self.qkv.to(dtype), self.o.to(dtype),
+                            self.gate_up.to(dtype), self.down.to(dtype), self.input_norm,
+                            self.post_norm)
+
+    def weight_nbytes(self) -> int:
+        return sum(lin.nbytes() for lin in (self.qkv, self.o, self.gate_up, self.down))
 
     @property
     def qkv_w(self) -> torch.Tensor:  # [Q+2K, H]
@@ -136,26 +165,67 @@ class LlamaModel(nn.Module):
         dtype: torch.dtype,
         device: torch.device | str,
         compile: bool = False,
+        weight_dtype: torch.dtype | None = None,
     ) -> None:
         """`compile`: run one-token batches through `specsched.engine.layers.compiled` (keeps a
-        row-major copy of every weight besides oneDNN's packed one on CPU)."""
+        row-major copy of every weight besides oneDNN's packed one on CPU). `weight_dtype`:
+        matmul weights in another dtype than the activations (`dtype`), e.g. a bf16 draft with
+        an fp32 residual stream and KV cache (see `with_weight_dtype`)."""
         super().__init__()
         self.cfg = cfg
         w = {name: t.to(device=device, dtype=dtype).contiguous() for name, t in weights.items()}
         self.embed = w["model.embed_tokens.weight"]  # [V, H]
         self.layers = nn.ModuleList(
-            DecoderLayer(cfg, w, f"model.layers.{i}", keep_plain=compile)
+            DecoderLayer.from_weights(cfg, w, f"model.layers.{i}", compile, weight_dtype)
             for i in range(cfg.num_layers)
         )
         self.norm = w["model.norm.weight"]  # [H]
         # tied: the plain table exists anyway (embedding), so 1-row batches may use it
         tied = cfg.tie_word_embeddings
-        self.lm_head = Linear(
-            self.embed if tied else w["lm_head.weight"], keep_plain=tied or compile
-        )
+        head = self.embed if tied else w["lm_head.weight"]  # [V, H]
+        if weight_dtype is not None and weight_dtype != dtype:
+            self.lm_head = Linear(head.to(weight_dtype), keep_plain=compile)
+        else:
+            self.lm_head = Linear(head, keep_plain=tied or compile)
         self.rope = RotaryTable(cfg, max_model_len, device)
         self.dtype = dtype
         self.step: CompiledStep | None = compile_step() if compile else None
+        self._weight_copies: dict[torch.dtype, LlamaModel] = {}  # see with_weight_dtype
+
+    def with_weight_dtype(self, dtype: torch.dtype) -> LlamaModel:
+        """A model that shares this one's embedding table, norms, rotary table and activation
+        dtype but reads copies of its matmul weights (and output layer) in `dtype`: a draft that
+        streams half the bytes of an fp32 target. Eager (no compiled graphs): oneDNN's packed
+        bf16 kernel beat the compiled one-row reductions in bf16 (notes/engine.md). Built once
+        per dtype and kept (memory: `weight_nbytes()` of the copy)."""
+        if dtype == self.lm_head.dtype:
+            return self
+        if dtype in self._weight_copies:  # built once (set_speculative rebuilds drafters)
+            return self._weight_copies[dtype]
+        draft = LlamaModel.__new__(LlamaModel)
+        nn.Module.__init__(draft)
+        draft.cfg, draft.embed, draft.norm = self.cfg, self.embed, self.norm
+        draft.rope, draft.dtype = self.rope, self.dtype
+        draft.layers = nn.ModuleList(
+            layer.with_weight_dtype(dtype) for layer in self.layers
+            if isinstance(layer, DecoderLayer)
+        )
+        draft.lm_head = self.lm_head.to(dtype)
+        draft.step = None
+        draft._weight_copies = {}
+        self._weight_copies[dtype] = draft
+        return draft
+
+    @property
+    def weight_dtype(self) -> torch.dtype:
+        """The dtype of the matmul weights (the activations' `dtype` unless a draft copy)."""
+        return self.lm_head.dtype
+
+    def weight_nbytes(self) -> int:
+        """Bytes of every matmul weight incl. the output layer (embedding and norms excluded)."""
+        layers = sum(layer.weight_nbytes() for layer in self.layers
+                     if isinstance(layer, DecoderLayer))
+        return layers + self.lm_head.nbytes()
 
     @torch.inference_mode()
     def forward(

@@ -6,8 +6,10 @@ import math
 from dataclasses import dataclass
 
 from specsched.errors import UserError
+from specsched.io import show_value
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes a 64-bit seed
+MAX_INT32 = 2**31 - 1  # max_tokens and top_k: beyond any context; top_k becomes an int64 tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,16 +25,18 @@ class SamplingParams:
     stop_token_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.max_tokens < 1:
-            raise UserError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if not 1 <= self.max_tokens <= MAX_INT32:
+            raise UserError(f"max_tokens must be in [1, {MAX_INT32}], got "
+                            f"{show_value(self.max_tokens)}")
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UserError(f"temperature must be a finite number >= 0, got {self.temperature}")
-        if self.top_k < 0:
-            raise UserError(f"top_k must be >= 0 (0 disables it), got {self.top_k}")
+        if not 0 <= self.top_k <= MAX_INT32:
+            raise UserError(f"top_k must be in [0, {MAX_INT32}] (0 disables it), got "
+                            f"{show_value(self.top_k)}")
         if not math.isfinite(self.top_p) or not 0.0 < self.top_p <= 1.0:
             raise UserError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
-            raise UserError(f"seed must be in [0, 2**63 - 1], got {self.seed}")
+            raise UserError(f"seed must be in [0, 2**63 - 1], got {show_value(self.seed)}")
 
     @property
     def greedy(self) -> bool:

@@ -13,6 +13,13 @@ random requests can be mixed in one `verify_sampling` call (with a one-hot `p`, 
 reduces to the greedy rule).
 
 Ragged layout: per-request settings are expanded to rows with `expand_per_request`.
+
+Non-finite logits (a model that overflowed) never crash sampling or yield a token outside
+[0, V) (`finite_logits`): NaN counts as -inf; a row holding +inf puts all its mass, evenly, on its
++inf entries; a row with no finite entry left (all -inf / NaN) is uniform. Greedy takes the argmax
+under the same rule (an all-NaN row gives token 0). Weights given to `sample_from_probs` (and to
+verification) that are NaN, infinite or negative count as 0; a row with no positive weight is
+uniform.
 """
 
 from __future__ import annotations
@@ -20,6 +27,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+
+
+def finite_logits(logits: torch.Tensor) -> torch.Tensor:  # [N, V] -> [N, V]
+    """`logits` with the module's rule for non-finite values applied (see the module doc); the
+    same tensor when every value is finite (one check, no copy)."""
+    if bool(torch.isfinite(logits).all()):
+        return logits
+    inf = float("inf")
+    x = torch.nan_to_num(logits, nan=-inf, posinf=inf, neginf=-inf)
+    pos = x == inf  # [N, V]
+    x = torch.where(pos.any(dim=-1, keepdim=True), torch.where(pos, 0.0, -inf), x)
+    dead = ~torch.isfinite(x).any(dim=-1, keepdim=True)  # [N, 1] nothing finite left
+    return torch.where(dead, torch.zeros_like(x), x)
+
+
+def finite_weights(probs: torch.Tensor) -> torch.Tensor:  # [N, V] -> [N, V]
+    """Non-negative finite weights: NaN, +-inf and negative entries become 0 (no copy when
+    already clean). Rows may be all zero; `sample_from_probs` treats those as uniform."""
+    if bool((torch.isfinite(probs) & (probs >= 0)).all()):
+        return probs
+    clean = torch.nan_to_num(probs, nan=0.0, posinf=0.0, neginf=0.0)
+    return clean.clamp_min(0.0)
 
 
 # A top-k of 0 (or >= vocab) and a top-p of 1.0 disable the filter, as in vLLM.
@@ -71,7 +100,7 @@ def logits_to_probs(
     Rows with temperature 0 become a one-hot on the argmax of the raw logits (greedy). Use the
     same call, with the same per-request settings, for the target and for the draft model.
     """
-    logits = logits.to(torch.float32)
+    logits = finite_logits(logits.to(torch.float32))
     n = logits.shape[0]
     temp = torch.as_tensor(temperature, dtype=torch.float32).to(logits.device).expand(n)
     if bool((temp < 0).any()):
@@ -91,16 +120,22 @@ def logits_to_probs(
 
 
 def sample_from_probs(
-    probs: torch.Tensor,  # [N, V], non-negative rows with positive sum (need not sum to 1)
+    probs: torch.Tensor,  # [N, V] weights, rows need not sum to 1
     generators: Sequence[torch.Generator | None] | None = None,  # [N]
 ) -> torch.Tensor:  # [N] int64
     """One categorical draw per row by inverse CDF: the first j with cdf_j > u * cdf_V.
 
     Exact for any non-negative weights; zero-weight tokens are never chosen (their cdf step is
-    empty). Row r draws its single uniform from `generators[r]` when given (seeded
-    reproducibility), else from the global RNG. The CDF is accumulated in float64.
+    empty). Non-finite or negative weights count as 0 and a row without positive weight is
+    uniform (`finite_weights`; never a token outside [0, V)). Row r draws its single uniform from
+    `generators[r]` when given (seeded reproducibility), else from the global RNG. The CDF is
+    accumulated in float64.
     """
     n = probs.shape[0]
+    probs = finite_weights(probs)
+    empty = ~(probs > 0).any(dim=-1, keepdim=True)  # [N, 1]
+    if bool(empty.any()):
+        probs = torch.where(empty, torch.ones_like(probs), probs)
     cdf = probs.to(torch.float64).cumsum(dim=-1)  # [N, V]
     uniform = torch.rand(n, dtype=torch.float64, device=probs.device)  # [N]
     if generators is not None:

@@ -22,6 +22,7 @@ class DrafterKind(str, Enum):
 
 
 MODEL_PREFIX = "model:"  # the command line's and experiment files' spelling: "model:PATH"
+DRAFT_DTYPES = ("auto", "float32", "bfloat16")  # SpeculativeConfig.draft_dtype
 
 
 def parse_drafter(text: str) -> tuple[DrafterKind, str | None]:
@@ -52,6 +53,11 @@ class SpeculativeConfig:
         self-speculation draft by MagicDec, arXiv:2408.11049).
     prompt_lookup_min / prompt_lookup_max: n-gram lengths of the `ngram` drafter.
     policy: how K is chosen every step (`specsched.policy`); default static K = 4.
+    draft_dtype: the weights the `streaming` and `model` drafters read: "bfloat16" (a bf16 copy
+        of the matmul weights, fp32 activations and KV), "float32" (the fp32 weights), or "auto"
+        (bf16 where the device runs it natively: AVX512_BF16 / AMX on CPU, else fp32). Only the
+        draft is approximated: verification stays with the fp32 target, so greedy output is
+        unchanged. The engine reports what ran (`Speculator.draft_dtype`).
     """
 
     drafter: DrafterKind = DrafterKind.STREAMING
@@ -61,6 +67,7 @@ class SpeculativeConfig:
     prompt_lookup_min: int = 1
     prompt_lookup_max: int = 4
     policy: PolicyConfig = field(default_factory=lambda: PolicyConfig.constant(4))
+    draft_dtype: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.drafter, DrafterKind):
@@ -79,12 +86,17 @@ class SpeculativeConfig:
             )
         if not isinstance(self.policy, PolicyConfig):
             raise UserError(f"policy must be a PolicyConfig, got {self.policy!r}")
+        if self.draft_dtype not in DRAFT_DTYPES:
+            raise UserError(f"draft_dtype must be one of {', '.join(DRAFT_DTYPES)}, got "
+                            f"{self.draft_dtype!r}")
 
     @classmethod
-    def from_flags(cls, drafter: str, policy: PolicyConfig, **options: int) -> SpeculativeConfig:
+    def from_flags(cls, drafter: str, policy: PolicyConfig, draft_dtype: str = "auto",
+                   **options: int) -> SpeculativeConfig:
         """From the text spelling of the drafter (`model:PATH` included) and its options."""
         kind, path = parse_drafter(drafter)
-        return cls(drafter=kind, draft_model=path, policy=policy, **options)
+        return cls(drafter=kind, draft_model=path, policy=policy, draft_dtype=draft_dtype,
+                   **options)
 
     @property
     def drafter_label(self) -> str:

@@ -17,6 +17,7 @@ import torch
 
 from specsched.engine.config import EngineConfig
 from specsched.engine.layers.kv_cache import KVCache
+from specsched.engine.layers.linear import draft_weight_dtype
 from specsched.engine.layers.model import LlamaModel
 from specsched.engine.sched.scheduler import ScheduledSeq
 from specsched.engine.sched.sequence import Sequence
@@ -53,11 +54,18 @@ def build_drafter(
     kv: KVCache,
     dtype: torch.dtype,
 ) -> Drafter | None:
+    """The drafter of `cfg`; `streaming` and `model` read weights in the dtype
+    `draft_weight_dtype` resolves `cfg.draft_dtype` to (a bf16 copy of an fp32 target is built
+    once and kept on the target)."""
     kind = cfg.drafter
     if kind is DrafterKind.NONE:
         return None
+    device = kv.k[0].device
     if kind is DrafterKind.STREAMING:
-        return StreamingDrafter(target, kv, cfg.window, cfg.num_sink_tokens)
+        weights = draft_weight_dtype(cfg.draft_dtype, target.weight_dtype, device)
+        draft = target.with_weight_dtype(weights)
+        extra = 0 if draft is target else draft.weight_nbytes()
+        return StreamingDrafter(draft, kv, cfg.window, cfg.num_sink_tokens, extra)
     if kind is DrafterKind.NGRAM:
         return NgramDrafter(
             NgramConfig(cfg.prompt_lookup_min, cfg.prompt_lookup_max, engine_cfg.max_model_len)
@@ -71,10 +79,20 @@ def build_drafter(
             f"draft model {cfg.draft_model!r} has vocab {loaded.config.vocab_size} but the "
             f"target has {target.cfg.vocab_size}; the draft must share the target's tokenizer"
         )
-    device = kv.k[0].device
-    model = LlamaModel(loaded.config, loaded.weights, engine_cfg.max_model_len, dtype, device)
+    weights = draft_weight_dtype(cfg.draft_dtype, dtype, device)
+    model = LlamaModel(loaded.config, loaded.weights, engine_cfg.max_model_len, dtype, device,
+                       weight_dtype=weights)
     draft_kv = KVCache(loaded.config, kv.num_slots, engine_cfg.max_model_len, dtype, device)
     return DraftModelDrafter(model, draft_kv)
+
+
+def resolved_draft_dtype(cfg: SpeculativeConfig, dtype: str, device: str) -> str:
+    """The weight dtype `build_drafter` will give the drafter of `cfg` on an engine of `dtype`
+    and `device` ("none" for drafters without a model), e.g. for labelling a profile."""
+    if cfg.drafter in (DrafterKind.NONE, DrafterKind.NGRAM):
+        return "none"
+    weights = draft_weight_dtype(cfg.draft_dtype, getattr(torch, dtype), device)
+    return str(weights).removeprefix("torch.")
 
 
 class Speculator:
@@ -87,6 +105,18 @@ class Speculator:
         self.drafter = drafter
         self.policy = self.cfg.policy.build()
         self.enabled = self.cfg.enabled and drafter is not None
+
+    @property
+    def draft_dtype(self) -> str:
+        """The weight dtype the drafter reads ("bfloat16", "float32", ...; "none": no model)."""
+        dtype = None if self.drafter is None else self.drafter.weight_dtype
+        return "none" if dtype is None else str(dtype).removeprefix("torch.")
+
+    @property
+    def draft_extra_bytes(self) -> int:
+        """Memory the drafter's weights add beyond the target's (a low-precision copy, a
+        separate draft model's weights)."""
+        return 0 if self.drafter is None else self.drafter.extra_weight_bytes
 
     def decide(self, scheduled: Seq[ScheduledSeq]) -> KDecision:
         """K per scheduled entry for this step (all 0 when speculation is off)."""

@@ -17,6 +17,10 @@ arXiv:2211.17192, Theorem 1; Chen et al. 2023, "Accelerating Large Language Mode
 Speculative Sampling", arXiv:2302.01318). p and q must be the *processed* distributions (same
 temperature / top-k / top-p per request, see `specsched.engine.sampling.probs`).
 
+Non-finite input never crashes verification or yields a token outside [0, V): greedy takes the
+argmax with NaN as -inf (`finite_logits`); in sampling, NaN / inf / negative probabilities count
+as 0 and a distribution left without mass is uniform (`finite_weights`, `sample_from_probs`).
+
 Drafters without probabilities (n-gram prompt lookup) pass `draft_probs=None`: q is taken as a
 one-hot on the draft token, so x is accepted with probability p(x) and the recovered token is
 drawn from p with x removed, norm(max(0, p - onehot(x))). This is what vLLM does for `ngram`, and
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specsched.engine.sampling.probs import sample_from_probs
+from specsched.engine.sampling.probs import finite_logits, finite_weights, sample_from_probs
 
 PLACEHOLDER_TOKEN_ID = -1  # pads VerifyResult.output_token_ids past each request's output
 
@@ -127,7 +131,8 @@ def verify_greedy(
     """Greedy verification: accept while draft == target argmax; then recovered or bonus argmax."""
     lay = _layout(num_draft_tokens, draft_token_ids.numel(), target_logits.shape[0],
                   target_logits.device)
-    target_argmax = target_logits.argmax(dim=-1)[lay.target_index]  # [B, Kmax + 1]
+    # NaN counts as -inf, +inf rows pick their first +inf token: never a token outside [0, V)
+    target_argmax = finite_logits(target_logits).argmax(dim=-1)[lay.target_index]  # [B, Kmax+1]
     draft = draft_token_ids.to(torch.long)[lay.draft_index]  # [B, Kmax]
     match = (draft == target_argmax[:, :-1]) & lay.draft_valid  # [B, Kmax]
     num_accepted = match.long().cumprod(dim=1).sum(dim=1)  # [B]
@@ -160,6 +165,10 @@ def verify_sampling(
                                                          target_probs.shape[1]):
         raise ValueError(f"draft_probs shape {tuple(draft_probs.shape)} does not match "
                          f"[{draft_token_ids.numel()}, {target_probs.shape[1]}]")
+
+    target_probs = finite_weights(target_probs)  # NaN / inf / negative weights count as 0
+    if draft_probs is not None:
+        draft_probs = finite_weights(draft_probs)
 
     uniform = torch.rand((batch, kmax), device=device)  # [B, Kmax]
     for i, gen in enumerate(generators or ()):

@@ -14,6 +14,11 @@ This package adds the context axis out of tree:
   turns on vLLM's dynamic-K path (no draft padding, graphs captured per K).
 - Each step's K is logged at debug level and counted (`usage.KUsage`; summaries at info level
   every `log_every` steps and at shutdown; optional JSON-lines `trace`).
+- After each step the accepted drafts are read back per request (`outcomes.py`) and go to the
+  policy's `observe`, per-cell Prometheus counters (`metrics.py`) and the trace; a model runner
+  known to ignore K is refused at start (`runner.py`).
+- `"policy": "adaptive"` runs the closed-loop policy (`adaptive.py`): the schedule is its prior,
+  one K per step, every K in 0..max_k in the table; what it learned is logged and written frozen.
 - Supported vLLM versions: `version.supported_range_text()`; others fail with one line.
 
 Importing this package does not import vLLM; the scheduler classes load it on first access.

@@ -2,7 +2,14 @@
 
 Accepted shapes of `additional_config["specsched"]` (JSON through `--additional-config`):
 - an object: `{"schedule": [[bs_lo, bs_hi, ctx_lo, ctx_hi, K], ...] | "path.json|yaml",
-  "ctx_agg": "mean"|"median"|"max", "log_every": N, "trace": "steps.jsonl"}`;
+  "ctx_agg": "mean"|"median"|"max", "log_every": N, "trace": "steps.jsonl",
+  "hysteresis": {"persist_steps": N, "margin": 0.1}, "policy": "static"|"adaptive",
+  "adaptive": {"profile": "profile.json", "max_k": 4, ...}}` (`adaptive.py`: the closed-loop
+  policy with the schedule as its prior; `per_request_k` may only be false); the upstream
+  proposal's key names
+  (`speculative_token_schedule`, or `num_speculative_tokens_per_batch_size` with 5-item entries)
+  are accepted for `schedule`, so its two keys move here verbatim (vLLM <= 0.33 rejects them in
+  `--speculative-config` before any scheduler class loads: extra="forbid", 3-item tuples);
 - a string: a path to a JSON/YAML file holding that object (or a bare list of entries).
 Validation raises specsched's one-line `UserError`/`ScheduleError`. File reading lives in the
 `load_*` functions; the dataclass validates without I/O.
@@ -15,11 +22,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from specsched.errors import ScheduleError, UserError
+from specsched.integrations.vllm.adaptive import TUNABLE, parse_adaptive, refuse_per_request
+from specsched.io import show_value
+from specsched.policy import AdaptiveConfig, PolicyKind
+from specsched.policy.hysteresis import HysteresisConfig
 from specsched.policy.route import CtxAgg
 from specsched.schedule import Schedule, read_schedule_source, schedule_from_obj
 
 ADDITIONAL_CONFIG_KEY = "specsched"
-ALLOWED_KEYS = ("schedule", "ctx_agg", "log_every", "trace")
+# The schedule's key: specsched's own name, then the proposal's (vLLM RFC #48627 / PR #48944).
+SCHEDULE_KEYS = ("schedule", "speculative_token_schedule", "num_speculative_tokens_per_batch_size")
+ALLOWED_KEYS = (*SCHEDULE_KEYS, "ctx_agg", "log_every", "trace", "hysteresis", "policy",
+                "adaptive", "per_request_k")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +44,12 @@ class VllmIntegrationConfig:
     ctx_agg: CtxAgg = CtxAgg.MEAN
     log_every: int = 0  # steps between info-level K-usage summaries; 0: only at shutdown
     trace: str | None = None  # JSON-lines file: one record per step with a K decision
+    hysteresis: HysteresisConfig | None = None  # None: off (the proposal's behaviour exactly)
+    policy: PolicyKind = PolicyKind.STATIC  # ADAPTIVE: learns online, `schedule` is its prior
+    adaptive: AdaptiveConfig | None = None  # ADAPTIVE only (None: AdaptiveConfig() defaults)
+    # The `adaptive` block as written (profile path, settings): what `--additional-config`
+    # carries back; None: every scalar setting of `adaptive` (priors are not re-emitted).
+    adaptive_settings: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.schedule, Schedule):
@@ -42,6 +62,25 @@ class VllmIntegrationConfig:
             raise UserError(f"specsched: log_every must be >= 0, got {self.log_every}")
         if self.trace is not None and (not isinstance(self.trace, str) or not self.trace):
             raise UserError(f"specsched: trace must be a file path, got {self.trace!r}")
+        if self.hysteresis is not None and not isinstance(self.hysteresis, HysteresisConfig):
+            raise UserError("specsched: hysteresis must be a HysteresisConfig")
+        if not isinstance(self.policy, PolicyKind):
+            raise UserError("specsched: policy must be a PolicyKind")
+        if self.policy is PolicyKind.STATIC and (self.adaptive or self.adaptive_settings):
+            raise UserError('specsched: adaptive settings need "policy": "adaptive"')
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.policy is PolicyKind.ADAPTIVE
+
+    @property
+    def adaptive_config(self) -> AdaptiveConfig:
+        return self.adaptive or AdaptiveConfig()
+
+    @property
+    def adaptive_max_k_given(self) -> bool:
+        """False when `max_k` is left to the engine (`num_speculative_tokens`)."""
+        return self.adaptive_settings is None or "max_k" in self.adaptive_settings
 
     def to_additional_config(self) -> dict[str, Any]:
         """The `--additional-config` object that reproduces this config (schedule inline)."""
@@ -53,6 +92,14 @@ class VllmIntegrationConfig:
             body["log_every"] = self.log_every
         if self.trace is not None:
             body["trace"] = self.trace
+        if self.hysteresis is not None:
+            body["hysteresis"] = {"persist_steps": self.hysteresis.persist_steps,
+                                  "margin": self.hysteresis.margin}
+        if self.is_adaptive:
+            body["policy"] = self.policy.value
+            cfg = self.adaptive_config
+            body["adaptive"] = dict(self.adaptive_settings) if self.adaptive_settings is not None \
+                else {name: getattr(cfg, name) for name in sorted(TUNABLE)}
         return {ADDITIONAL_CONFIG_KEY: body}
 
 
@@ -84,24 +131,63 @@ def config_from_obj(obj: Any) -> VllmIntegrationConfig:
             f"specsched: unknown key(s) {', '.join(map(repr, unknown))} in additional_config"
             f"[{ADDITIONAL_CONFIG_KEY!r}]; allowed: {', '.join(ALLOWED_KEYS)}"
         )
-    if "schedule" not in obj:
+    given = [k for k in SCHEDULE_KEYS if k in obj]
+    if len(given) != 1:
+        what = "has no 'schedule'" if not given else f"has {' and '.join(given)}; give one"
         raise ScheduleError(
-            f"specsched: additional_config[{ADDITIONAL_CONFIG_KEY!r}] has no 'schedule'; give "
+            f"specsched: additional_config[{ADDITIONAL_CONFIG_KEY!r}] {what}; give "
             "the 5-item entries or a file path (see `specsched export --to vllm`)"
         )
-    raw = obj["schedule"]
+    raw = obj[given[0]]
     if isinstance(raw, str):
         raw = read_schedule_source(raw)
     try:
         schedule = schedule_from_obj(raw)
     except ScheduleError as exc:
         raise ScheduleError(f"specsched schedule: {exc}") from None
+    refuse_per_request(obj.get("per_request_k"), "")
+    policy = parse_policy(obj.get("policy", PolicyKind.STATIC.value))
+    adaptive, settings = None, None
+    if policy is PolicyKind.ADAPTIVE:
+        adaptive, settings = parse_adaptive(obj.get("adaptive"))
+    elif obj.get("adaptive") is not None:
+        raise UserError('specsched: adaptive settings need "policy": "adaptive"')
     return VllmIntegrationConfig(
         schedule=schedule,
         ctx_agg=parse_ctx_agg(obj.get("ctx_agg", CtxAgg.MEAN.value)),
         log_every=obj.get("log_every", 0),
         trace=obj.get("trace"),
+        hysteresis=parse_hysteresis(obj.get("hysteresis")),
+        policy=policy,
+        adaptive=adaptive,
+        adaptive_settings=settings,
     )
+
+
+def parse_policy(value: Any) -> PolicyKind:
+    try:
+        return PolicyKind(value)
+    except ValueError:
+        choices = ", ".join(k.value for k in PolicyKind)
+        raise UserError(f"specsched: policy must be one of {choices}, got {show_value(value)}"
+                        ) from None
+
+
+def parse_hysteresis(value: Any) -> HysteresisConfig | None:
+    """`{"persist_steps": N, "margin": m}` -> config; None/absent: off. A margin alone is a dead
+    band (persist_steps 0: only a crossing beyond the margin switches)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) - {"persist_steps", "margin"}:
+        raise UserError(
+            f"specsched: hysteresis must be an object with persist_steps and/or margin, "
+            f"got {value!r}"
+        )
+    try:
+        persist = value.get("persist_steps", 0 if "margin" in value else 1)
+        return HysteresisConfig(persist, value.get("margin"))
+    except UserError as exc:
+        raise UserError(f"specsched: {exc}") from None
 
 
 def config_from_additional(additional_config: Any) -> VllmIntegrationConfig | None:

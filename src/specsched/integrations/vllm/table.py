@@ -24,6 +24,8 @@ the scheduler class re-checks coverage against the real dense lookup at engine s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from specsched.errors import ScheduleError
 from specsched.schedule import Schedule, batch_only_projection
 
@@ -73,14 +75,19 @@ def emitted_reach(s: Schedule, max_num_seqs: int) -> dict[int, int]:
     return reach
 
 
-def coverage_table(s: Schedule, max_num_seqs: int, project_ctx: int = 1) -> list[list[int]]:
+def coverage_table(s: Schedule, max_num_seqs: int, project_ctx: int = 1,
+                   any_batch_ks: Iterable[int] = ()) -> list[list[int]]:
     """3-item entries for `num_speculative_tokens_per_batch_size` holding every K the 2-D
-    schedule can emit at batch sizes 1..max_num_seqs (see the module docstring)."""
+    schedule can emit at batch sizes 1..max_num_seqs (see the module docstring), and every K of
+    `any_batch_ks` (a closed-loop policy may choose them at any batch size: their reach is
+    max_num_seqs, so they are pinned at the widest free batch sizes)."""
     if max_num_seqs < 1:
         raise ScheduleError(f"max_num_seqs must be >= 1, got {max_num_seqs}")
-    cap = s.max_emitted_k if s.max_k is None else s.max_k
+    extra = set(any_batch_ks)
+    cap = max(s.max_emitted_k if s.max_k is None else s.max_k, *extra, 0)
     dense = dense_from_entries(batch_only_projection(s, project_ctx), max_num_seqs, cap)
     reach = emitted_reach(s, max_num_seqs)
+    reach.update(dict.fromkeys(extra, max_num_seqs))
     pinned: set[int] = set()
     order = sorted(reach, key=lambda k: (-reach[k], dense[reach[k]] != k, k))
     for k in order:

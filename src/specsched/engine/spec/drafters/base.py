@@ -177,6 +177,16 @@ class Drafter(ABC):
     def _propose(self, batch: DraftBatch, num_spec_tokens: list[int]) -> DraftProposal:
         """Propose n_i <= num_spec_tokens[i] tokens; must skip requests with K_i = 0."""
 
+    @property
+    def weight_dtype(self) -> torch.dtype | None:
+        """The dtype of the weights the drafter runs (None: no model, e.g. n-gram lookup)."""
+        return None
+
+    @property
+    def extra_weight_bytes(self) -> int:
+        """Weight memory the drafter holds beyond the target's (0: shares the target's)."""
+        return 0
+
     def on_verified(self, batch: DraftBatch, num_accepted: Sequence[int]) -> None:  # noqa: B027
         """Keep drafter state in step after verification (stateless drafters: nothing to do)."""
 

@@ -9,6 +9,9 @@ K = 0 step skip the drafter entirely (vLLM's DSD runs a draft forward at K = 0 i
 
 After verify with a_i accepted drafts, the draft KV is valid for the old L_i tokens plus the
 accepted drafts it has K/V for: num_cached = L_i + min(a_i, K_i - 1) (d_K was never fed).
+
+Precision: the draft model may read bf16 weights (`SpeculativeConfig.draft_dtype`) with fp32
+activations and an fp32 KV cache of its own; only the proposals change, never the verified output.
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ class DraftModelDrafter(Drafter):
         self.kv = kv
         self.num_cached: list[int] = [0] * kv.num_slots  # draft KV length per slot
         self._pending: dict[int, tuple[int, int]] = {}  # slot -> (L_i, K_i) of the last propose
+
+    @property
+    def weight_dtype(self) -> torch.dtype:
+        return self.model.weight_dtype
+
+    @property
+    def extra_weight_bytes(self) -> int:
+        return self.model.weight_nbytes()
 
     def _propose(self, batch: DraftBatch, num_spec_tokens: list[int]) -> DraftProposal:
         device = self.kv.k[0].device

@@ -14,6 +14,19 @@ positions c_i .. c_i + K_i and, in every layer, writes the true K/V of all of th
 attention reads any: every position the draft wrote is overwritten before it is read by the
 target. Positions past the accepted ones are rolled back by num_computed_tokens as usual.
 The drafter holds no state of its own, so it never needs to catch up after K = 0 steps.
+
+Low-precision draft (`SpeculativeConfig.draft_dtype`, bf16 by default where the CPU runs it
+natively). The drafter runs `LlamaModel.with_weight_dtype(bf16)`: the same model with bf16
+copies of its matmul weights and output layer, sharing the target's embedding, norms, rotary
+table and - the point of self-speculation - the target's fp32 KV cache. Its activations, K/V
+and attention stay fp32 (each matmul rounds its input rows to bf16 and accumulates in fp32).
+So the draft's window attention reads the target's exact K/V for every position < c_i, and its
+own bf16-approximate K/V only at the draft positions c_i .. c_i + K_i - 1 it wrote itself; the
+bookkeeping above holds unchanged (verify overwrites every one of those positions before the
+target reads it). A separate bf16 KV copy would have to be kept in step with every verify and
+would halve nothing that matters here: the window is W + sinks positions, the weights are the
+whole model. Cost: the copy's bytes (~270 MB for SmolLM2-135M, `Speculator.draft_extra_bytes`),
+per draft token about half the weight traffic of a target step.
 """
 
 from __future__ import annotations
@@ -43,13 +56,27 @@ class StreamingDrafter(Drafter):
     """Self-speculation on the target model with a sink + recent-window KV view."""
 
     def __init__(
-        self, model: LlamaModel, kv: KVCache, window: int, num_sink_tokens: int
+        self,
+        model: LlamaModel,  # the target, or its low-precision copy (`with_weight_dtype`)
+        kv: KVCache,  # the target's cache
+        window: int,
+        num_sink_tokens: int,
+        extra_weight_bytes: int = 0,  # memory of the low-precision copy (0: the target itself)
     ) -> None:
         super().__init__()
         self.model = model
         self.kv = kv
         self.window = window
         self.num_sink_tokens = num_sink_tokens
+        self._extra_bytes = extra_weight_bytes
+
+    @property
+    def weight_dtype(self) -> torch.dtype:
+        return self.model.weight_dtype
+
+    @property
+    def extra_weight_bytes(self) -> int:
+        return self._extra_bytes
 
     def _propose(self, batch: DraftBatch, num_spec_tokens: list[int]) -> DraftProposal:
         device = self.kv.k[0].device

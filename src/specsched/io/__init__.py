@@ -6,6 +6,10 @@ strict mapping -> dataclass loading. No torch; every failure is a one-line `User
   replaced once the new one is complete.
 - `read_user_text`: a user-named file, refused when it is not a regular file (a FIFO would block,
   a device never ends) or larger than a limit, decoded as UTF-8 with a one-line error.
+- `parse_json_text` / `parse_yaml_text` / `parse_data_text`: user JSON and YAML with bounded
+  nesting, bounded alias expansion and bounded integers (`specsched.io.data`).
+- `show_text` / `show_value` / `show_items`: user strings and values as they may appear inside a
+  one-line error (escaped, clipped, never raising).
 - `check_keys` / `dataclass_from_mapping`: unknown keys are an error that names them and the
   allowed ones (a misspelt option must not be ignored silently).
 """
@@ -13,6 +17,7 @@ strict mapping -> dataclass loading. No torch; every failure is a one-line `User
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import stat
@@ -22,6 +27,36 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from specsched.errors import UserError
+from specsched.io.data import (
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_NODES,
+    parse_data_text,
+    parse_json_text,
+    parse_yaml_text,
+    show_items,
+    show_text,
+    show_value,
+)
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_NODES",
+    "MiB",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "check_keys",
+    "dataclass_from_mapping",
+    "parse_data_text",
+    "parse_json_text",
+    "parse_yaml_text",
+    "read_user_text",
+    "show_items",
+    "show_text",
+    "show_value",
+]
 
 T = TypeVar("T")
 MiB = 1 << 20
@@ -58,30 +93,35 @@ def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 1) -> Non
 def read_user_text(path: str | Path, what: str, max_bytes: int = 16 * MiB) -> str:
     """The UTF-8 text of a user-named regular file of at most `max_bytes`."""
     p = Path(path)
+    shown = show_text(str(path), 120)
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise UserError(f"{p}: no such {what} file") from None
+        raise UserError(f"{shown}: no such file (the {what} file)") from None
+    except ValueError:  # an embedded NUL byte
+        raise UserError(f"{shown}: not a valid file name (the {what} file)") from None
     except OSError as exc:
-        raise UserError(f"{p}: cannot read the {what} file ({exc.strerror or exc})") from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UserError(f"{shown}: not a {what} file (the name is too long)") from None
+        raise UserError(f"{shown}: cannot read the {what} file ({exc.strerror or exc})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise UserError(f"{p}: is a directory, expected a {what} file")
+        raise UserError(f"{shown}: is a directory, expected a {what} file")
     if not stat.S_ISREG(st.st_mode):
-        raise UserError(f"{p}: not a regular file (a pipe or a device?); give a {what} file")
+        raise UserError(f"{shown}: not a regular file (a pipe or a device?); give a {what} file")
     if st.st_size > max_bytes:
-        raise UserError(f"{p}: {st.st_size} bytes is over the {max_bytes} byte limit for a "
+        raise UserError(f"{shown}: {st.st_size} bytes is over the {max_bytes} byte limit for a "
                         f"{what} file")
     try:
         with p.open("rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise UserError(f"{p}: cannot read the {what} file ({exc.strerror or exc})") from None
+        raise UserError(f"{shown}: cannot read the {what} file ({exc.strerror or exc})") from None
     if len(data) > max_bytes:  # grew since stat
-        raise UserError(f"{p}: over the {max_bytes} byte limit for a {what} file")
+        raise UserError(f"{shown}: over the {max_bytes} byte limit for a {what} file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{p}: not valid UTF-8 text (byte {exc.start}); save the {what} file "
+        raise UserError(f"{shown}: not valid UTF-8 text (byte {exc.start}); save the {what} file "
                         f"as UTF-8") from None
 
 
@@ -92,7 +132,8 @@ def check_keys(obj: Any, allowed: set[str] | frozenset[str], where: str) -> dict
     unknown = sorted(str(k) for k in obj if str(k) not in allowed)
     if unknown:
         raise UserError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+            f"{where}: unknown key(s) {show_text(', '.join(unknown), 200)}; allowed: "
+            f"{', '.join(sorted(allowed))}"
         )
     return dict(obj)
 

@@ -1,0 +1,120 @@
+"""How well the planner predicts plan_eval's measured cells (issue 15): per cell and K,
+|predicted / measured - 1| of decode goodput and of the speedup vs no-spec, for three
+predictors:
+
+- `interpolate`: the old steady batch, T interpolated bilinearly in (B, log ctx);
+- `fit`: steady batch with the step cost model fitted to the profile (`planner.cost_fit`);
+- `simulate`: the measured cell as a workload (B requests of ctx tokens, one wave, `tokens`
+  output each, prefix-cached prompts) simulated step by step (`planner.predict`): the batch
+  shrinks as requests finish, requests draw their own acceptance.
+
+Acceptance is the profile's mean (quantile 0.5) in all three: a prediction, not a bet.
+
+    .venv/bin/python benchmarks/plan_eval_predict.py DIR   # re-analyze DIR/plan_eval.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+PREDICTORS = ("interpolate", "fit", "simulate")
+PREFIX_CACHED_TOKENS = 16  # plan_eval's prompts share all but a 16-token suffix
+
+
+def predict_cells(profile: Any, tokens: int, seeds: int = 16) -> dict[str, dict[str, Any]]:
+    """'B,ctx' -> {predictor: {K: predicted decode tok/s}} on the profile's grid."""
+    from specsched.planner import CostKind, CostModel
+    from specsched.planner.predict import predict_arms
+    from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
+    from specsched.policy import PolicyConfig
+
+    g = profile.grid
+    steady = {kind: CostModel.from_profile(profile, CostKind(kind)) for kind in PREDICTORS[:2]}
+    arms = {str(k): PolicyConfig.constant(k) for k in g.ks}
+    out: dict[str, dict[str, Any]] = {}
+    for b in g.batch_sizes:
+        for c in g.contexts:
+            cell: dict[str, Any] = {
+                kind: {str(k): m.goodput(b, c, k).value for k in g.ks}
+                for kind, m in steady.items()
+            }
+            spec = WorkloadSpec(b, b, LengthDist(DistKind.FIXED, (c,)),
+                                LengthDist(DistKind.FIXED, (tokens,)), Arrival.WAVES,
+                                None, PREFIX_CACHED_TOKENS)
+            preds = predict_arms(profile, spec, arms, range(seeds))
+            cell["simulate"] = {k: p.decode_goodput.mean for k, p in preds.items()}
+            out[f"{b},{c}"] = cell
+    return out
+
+
+def prediction_errors(cells: list[dict[str, Any]], preds: dict[str, dict[str, Any]],
+                      ks: tuple[int, ...]) -> dict[str, Any]:
+    """Per cell |pred/meas - 1| of goodput (every K) and speedup (K > 0); summary per
+    predictor: mean and max over cells x K."""
+    rows = []
+    for cl in cells:
+        meas = cl["measured_median_tok_s"]
+        pc = preds[f"{cl['batch_size']},{cl['ctx']}"]
+        row: dict[str, Any] = {"batch_size": cl["batch_size"], "ctx": cl["ctx"]}
+        for name in PREDICTORS:
+            p = pc[name]
+            row[name] = {
+                "predicted_tok_s": {k: round(v, 3) for k, v in p.items()},
+                "goodput_abs_err": {str(k): abs(p[str(k)] / meas[str(k)] - 1) for k in ks},
+                "speedup_abs_err": {
+                    str(k): abs((p[str(k)] / p["0"]) / (meas[str(k)] / meas["0"]) - 1)
+                    for k in ks if k > 0},
+            }
+        rows.append(row)
+    summary = {}
+    for name in PREDICTORS:
+        g = [e for r in rows for e in r[name]["goodput_abs_err"].values()]
+        s = [e for r in rows for e in r[name]["speedup_abs_err"].values()]
+        summary[name] = {"goodput_mean_abs_err": statistics.fmean(g), "goodput_max_abs_err": max(g),
+                         "speedup_mean_abs_err": statistics.fmean(s) if s else 0.0,
+                         "speedup_max_abs_err": max(s) if s else 0.0}
+    return {"cells": rows, "summary": summary}
+
+
+def print_errors(errors: dict[str, Any], ks: tuple[int, ...]) -> None:
+    print("\nprediction error |predicted/measured - 1| of the speedup vs no-spec, per K > 0 "
+          "(interpolate | fit | simulate)")
+    for r in errors["cells"]:
+        parts = [" ".join(f"{r[n]['speedup_abs_err'][str(k)]:.2f}" for n in PREDICTORS)
+                 for k in ks if k > 0]
+        print(f"  B={r['batch_size']:>2} ctx={r['ctx']:>5}  " + "  ".join(
+            f"K{k}: {p}" for k, p in zip([k for k in ks if k > 0], parts, strict=True)))
+    print("mean / max over cells x K:")
+    for name, s in errors["summary"].items():
+        print(f"  {name:<12} speedup {s['speedup_mean_abs_err']:.3f} / "
+              f"{s['speedup_max_abs_err']:.3f}   goodput {s['goodput_mean_abs_err']:.3f} / "
+              f"{s['goodput_max_abs_err']:.3f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("dir", type=Path, help="a plan_eval output folder (profile.json, "
+                    "plan_eval.json)")
+    ap.add_argument("--seeds", type=int, default=16)
+    args = ap.parse_args()
+    from specsched.planner import load_profile
+
+    profile = load_profile(args.dir / "profile.json")
+    result = json.loads((args.dir / "plan_eval.json").read_text())
+    preds = predict_cells(profile, result["tokens"], args.seeds)
+    errors = prediction_errors(result["cells"], preds, profile.grid.ks)
+    out = args.dir / "prediction_errors.json"
+    out.write_text(json.dumps({"command": "python benchmarks/plan_eval_predict.py "
+                               + " ".join(sys.argv[1:]), **errors}, indent=1))
+    print_errors(errors, profile.grid.ks)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""Native CPU kernels, compiled at first use: one attention call per layer for decode and verify.
+
+`ragged_attention_cpu` runs causal GQA attention for every sequence of a batch that brings few
+new tokens (decode q = 1, speculative verify q = K + 1, streaming drafts over sinks + a recent
+window; at most 64 query rows G x q per sequence) in ONE call per layer, reading only each
+sequence's own cache positions (no padding to the longest context, no gather copies).
+Source: `csrc/ragged_attention.cpp` (design notes at its top). Why a kernel: per-sequence SDPA
+with a causal mask costs ~1.5x (q=4) to 2x (q=8) of q=1 per context token, plus a Python call per
+sequence and layer, and the window path gathered copies of K/V; with the G x q query rows as
+vector lanes this kernel reads K and V once per item and costs the same for every G x q <= 16
+(notes/engine.md, "Issue 16").
+
+Build: `g++ -O3 -march=native -fopenmp -shared` (~1 s) into a per-user cache keyed by the source,
+the head dim, the compiler and the CPU's feature flags (an -march=native binary must never run on
+another CPU). The OpenMP runtime is the one torch already loaded (same soname), so the kernel
+shares torch's thread pool. No compiler, a non-CPU device, a non-fp32 cache, a head dim that is
+not a multiple of 16, or `SPECSCHED_NATIVE_KERNELS=0`: `available` is False and attention keeps
+its SDPA paths (same results up to float summation order). Only x86-64 Linux with g++ was built
+and measured here; the source is portable C++ (GCC vector extensions).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import torch
+
+log = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).parent / "csrc" / "ragged_attention.cpp"
+MAX_ROWS = 64  # G x q query rows per sequence the kernel takes (4 vectors of 16 lanes)
+CHUNK_MIN = 256  # keys per work item at least (an item re-reads nothing; fewer items = less merge)
+ITEMS_PER_THREAD = 6  # split long contexts until the batch has about this many items per thread
+ENV_SWITCH = "SPECSCHED_NATIVE_KERNELS"
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int64
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "specsched" / "kernels"
+
+
+def _build_key(head_dim: int, compiler: str) -> str:
+    caps = sorted((k, str(v)) for k, v in torch.cpu.get_capabilities().items())
+    version = subprocess.run([compiler, "--version"], capture_output=True, text=True,
+                             check=False).stdout.splitlines()[:1]
+    blob = repr((SOURCE.read_bytes(), head_dim, version, caps)).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _compile(head_dim: int) -> Path | None:
+    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        return None
+    out = _cache_dir() / f"ragged_attention_d{head_dim}_{_build_key(head_dim, compiler)}.so"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
+    os.close(fd)
+    cmd = [compiler, "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
+           f"-DHEAD_DIM={head_dim}", str(SOURCE), "-o", tmp]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        os.unlink(tmp)
+        log.warning("native attention kernel did not build (%s); using SDPA", res.stderr[-500:])
+        return None
+    os.replace(tmp, out)  # atomic: concurrent builders never load a half-written file
+    return out
+
+
+@cache
+def _load(head_dim: int) -> ctypes.CDLL | None:
+    """The kernel library for `head_dim`, built on first use; None where it cannot be."""
+    if os.environ.get(ENV_SWITCH, "1") == "0" or head_dim % 16 != 0:
+        return None
+    try:
+        path = _compile(head_dim)
+        lib = None if path is None else ctypes.CDLL(str(path))
+    except OSError as err:  # unwritable cache, failed load: SDPA paths still work
+        log.warning("native attention kernel unavailable (%s); using SDPA", err)
+        return None
+    if lib is not None:
+        fn = lib.ragged_attention_f32
+        fn.restype = ctypes.c_int
+        fn.argtypes = [_P, _I, _P, _P, _P, _P, _I, _P, _P, _I, _I, _I, ctypes.c_float,
+                       ctypes.c_int]
+    return lib
+
+
+def available(q: torch.Tensor, k_cache: torch.Tensor) -> bool:
+    """Whether `ragged_attention_cpu` can run on these tensors (CPU fp32, kernel built)."""
+    return (
+        q.device.type == "cpu"
+        and q.dtype == torch.float32
+        and k_cache.dtype == torch.float32
+        and k_cache.is_contiguous()
+        and q.stride(2) == 1
+        and q.stride(1) == q.shape[2]
+        and _load(q.shape[2]) is not None
+    )
+
+
+def fits(num_heads: int, num_kv_heads: int, query_len: int) -> bool:
+    """Whether a sequence with `query_len` new tokens is within the kernel's row limit."""
+    return (num_heads // num_kv_heads) * query_len <= MAX_ROWS
+
+
+def plan_items(
+    key_ranges: list[tuple[tuple[int, int], ...]],  # per kernel sequence: cache ranges it reads
+    num_kv_heads: int,
+    num_threads: int,
+) -> tuple[torch.Tensor, torch.Tensor]:  # items [N, 3] int64 (seq, c0, c1), first [B + 1]
+    """Work items: each sequence's key ranges, split so that the batch has about
+    ITEMS_PER_THREAD items (x KV heads) per thread, none shorter than CHUNK_MIN keys."""
+    total = sum(b - a for ranges in key_ranges for a, b in ranges) * num_kv_heads
+    chunk = max(CHUNK_MIN, -(-total // (ITEMS_PER_THREAD * max(1, num_threads))))
+    items: list[tuple[int, int, int]] = []
+    first = [0]
+    for i, ranges in enumerate(key_ranges):
+        for a, b in ranges:
+            items.extend((i, c, min(c + chunk, b)) for c in range(a, b, chunk))
+        first.append(len(items))
+    return torch.tensor(items, dtype=torch.long), torch.tensor(first, dtype=torch.long)
+
+
+def ragged_attention_cpu(
+    q: torch.Tensor,  # [T, Hq, D] fp32, head-contiguous (token stride may be larger)
+    k_cache: torch.Tensor,  # [S, Hkv, L, D] fp32 contiguous
+    v_cache: torch.Tensor,  # [S, Hkv, L, D]
+    seq_table: torch.Tensor,  # [B, 4] int64 (slot, start, qlen, q_offset), contiguous
+    items: torch.Tensor,  # [N, 3] int64 (sequence row, c0, c1), from `plan_items`
+    first: torch.Tensor,  # [B + 1] int64: sequence i owns items first[i] .. first[i + 1] - 1
+    scale: float,
+    out: torch.Tensor | None = None,  # [T, Hq, D] contiguous; rows of other sequences untouched
+) -> torch.Tensor:  # [T, Hq, D]
+    """Causal attention of each listed sequence's queries against its slot's cache positions in
+    its items' ranges (query j sees positions <= start + j). The caller guarantees slot < S,
+    ranges within [0, start + qlen) and start + qlen <= L (unchecked in C)."""
+    lib = _load(q.shape[2])
+    assert lib is not None, "call available() first"
+    _, num_kv_heads, max_len, _ = k_cache.shape
+    if out is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    rc = lib.ragged_attention_f32(
+        q.data_ptr(), q.stride(0), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
+        seq_table.data_ptr(), seq_table.shape[0], items.data_ptr(), first.data_ptr(),
+        q.shape[1], num_kv_heads, max_len, scale, torch.get_num_threads(),
+    )
+    if rc != 0:
+        raise ValueError(f"a sequence has more than {MAX_ROWS} query rows (G x q)")
+    return out

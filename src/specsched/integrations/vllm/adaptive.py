@@ -1,0 +1,255 @@
+"""The adaptive (closed-loop) K policy inside vLLM's scheduler class (no vLLM import).
+
+`"policy": "adaptive"` in `additional_config["specsched"]` runs `specsched.policy.AdaptivePolicy`
+with the schedule as its prior (the K new requests start from), one K per step (vLLM's model
+runner drafts one K for every request: `per_request_k` true is refused). Its settings come from
+`"adaptive": {"profile": "profile.json", "max_k": 4, <any other AdaptiveConfig field>}`:
+- `parse_adaptive`: the block -> `AdaptiveConfig` (profile priors through
+  `planner.adaptive_prior`; a profile without timing points gives the acceptance prior only);
+  one-line errors for unknown keys, bad values, a profile that cannot be read;
+- `engine_adaptive`: at engine start, `max_k` (default: `num_speculative_tokens`) against the
+  speculative config: not above `num_speculative_tokens`, and every K in 0..max_k in vLLM's
+  dense K table (any of them may be chosen at any batch size);
+- `StepKRoute`: the adaptive decision's route names the prior's K; this wrapper puts the chosen
+  K there, so `HysteresisPolicy` (which wraps it when both are configured) holds the K actually
+  chosen;
+- `AdaptiveRun`: pairs each outcome with the decision that sized its drafts (vLLM verifies step
+  N's K in step N+1, after `decide` of N+1; see `before_observe`) and freezes what was learned
+  (`policy.freeze_schedule`) into a schedule an operator can deploy statically: logged every
+  `log_every` steps and at shutdown, written to `<trace>.learned.json` when a trace is set.
+Determinism: `AdaptivePolicy` has no randomness, so every rank that sees the same outcomes
+chooses the same K (vLLM runs one scheduler for TP/PP; DP > 1 is refused).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from specsched.errors import UserError
+from specsched.io import atomic_write_json, show_value
+from specsched.policy import (
+    AdaptiveConfig,
+    AdaptivePolicy,
+    BatchState,
+    KDecision,
+    KPolicy,
+    StepOutcome,
+    freeze_schedule,
+)
+from specsched.policy.adaptive_config import CTX_BUCKETS
+from specsched.policy.cost import NUM_FEATURES, StepCostModel
+from specsched.schedule import Schedule
+
+PRIOR_KEYS = ("cost_prior", "acceptance_prior")
+# Scalar settings (name -> "int" | "float"), read from the dataclass.
+TUNABLE = {f.name: str(f.type) for f in dataclasses.fields(AdaptiveConfig)
+           if f.name not in PRIOR_KEYS}
+ADAPTIVE_KEYS = ("profile", *sorted(TUNABLE), *PRIOR_KEYS, "per_request_k")
+MAX_SNAPSHOTS = 64  # decisions kept for pairing with their outcomes
+LEARNED_SUFFIX = ".learned.json"
+
+
+def refuse_per_request(value: Any, where: str) -> None:
+    """`per_request_k` may only be false here: vLLM drafts one K per step for every request."""
+    if value is None or value is False:
+        return
+    raise UserError(
+        f"specsched: {where}per_request_k={show_value(value)} is not available in vLLM (its model "
+        "runner drafts one K per step for every request); remove it"
+    )
+
+
+def _number(name: str, value: Any, kind: str) -> int | float:
+    ok = not isinstance(value, bool) and (
+        isinstance(value, int) if kind == "int"
+        else isinstance(value, (int, float)) and math.isfinite(value))
+    if not ok:
+        what = "an integer" if kind == "int" else "a finite number"
+        raise UserError(f"specsched: adaptive {name} must be {what}, got {show_value(value)}")
+    return value
+
+
+def _acceptance_prior(value: Any) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    """`[[ctx, [a_1, ..., a_K]], ...]` (a profile's acceptance per position at a context)."""
+    try:
+        return tuple((int(_number("acceptance_prior context", c, "int")),
+                      tuple(float(_number("acceptance_prior rate", x, "float")) for x in a))
+                     for c, a in value)
+    except (TypeError, ValueError):
+        raise UserError("specsched: adaptive acceptance_prior must be [[ctx, [a_1, ...]], ...], "
+                        f"got {show_value(value)}") from None
+
+
+def _cost_prior(value: Any) -> StepCostModel:
+    """`{"coef": [...], "rel_rmse": r, "num_samples": n}` (`StepCostModel.to_json`) or the
+    coefficient list alone."""
+    body = value if isinstance(value, Mapping) else {"coef": value}
+    coef = body.get("coef")
+    if not isinstance(coef, (list, tuple)) or len(coef) != NUM_FEATURES:
+        raise UserError(f"specsched: adaptive cost_prior needs {NUM_FEATURES} coefficients "
+                        f"(StepCostModel.to_json), got {show_value(value)}")
+    return StepCostModel(tuple(float(_number("cost_prior coef", c, "float")) for c in coef),
+                         float(_number("cost_prior rel_rmse", body.get("rel_rmse", 0.0), "float")),
+                         int(_number("cost_prior num_samples", body.get("num_samples", 0), "int")))
+
+
+def _profile_prior(path: Any, base: AdaptiveConfig, max_k: int | None) -> AdaptiveConfig:
+    if not isinstance(path, str) or not path:
+        raise UserError(f"specsched: adaptive profile must be a file path, got {show_value(path)}")
+    from specsched.planner import load_profile
+    from specsched.planner.adaptive_prior import adaptive_prior
+
+    try:
+        profile = load_profile(path)
+        if profile.timings:
+            return adaptive_prior(profile, base, max_k=max_k)
+    except (UserError, ValueError, OSError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"specsched: adaptive profile {path} cannot be read: {msg}") from None
+    # An acceptance-only profile (`specsched profile --from-vllm-trace`): no cost prior.
+    acceptance = tuple((a.ctx, tuple(a.a)) for a in profile.acceptance)
+    return dataclasses.replace(base, acceptance_prior=acceptance)
+
+
+def parse_adaptive(value: Any) -> tuple[AdaptiveConfig, dict[str, Any]]:
+    """(settings with priors, the block as given: what `--additional-config` carries back)."""
+    block = {} if value is None else value
+    if not isinstance(block, Mapping):
+        raise UserError(f"specsched: adaptive must be an object of AdaptiveConfig settings, got "
+                        f"{show_value(value)}")
+    unknown = sorted(str(k) for k in block if k not in ADAPTIVE_KEYS)
+    if unknown:
+        raise UserError(f"specsched: unknown key(s) {', '.join(map(repr, unknown))} in adaptive; "
+                        f"allowed: {', '.join(ADAPTIVE_KEYS)}")
+    refuse_per_request(block.get("per_request_k"), "adaptive ")
+    kwargs: dict[str, Any] = {k: _number(k, block[k], TUNABLE[k]) for k in TUNABLE if k in block}
+    if "acceptance_prior" in block:
+        kwargs["acceptance_prior"] = _acceptance_prior(block["acceptance_prior"])
+    if "cost_prior" in block:
+        kwargs["cost_prior"] = _cost_prior(block["cost_prior"])
+    try:
+        cfg = AdaptiveConfig(**kwargs)
+        if "profile" in block:
+            cfg = _profile_prior(block["profile"], cfg, kwargs.get("max_k"))
+            # explicit priors win over the profile's
+            cfg = dataclasses.replace(cfg, **{k: kwargs[k] for k in PRIOR_KEYS if k in kwargs})
+    except UserError as exc:
+        text = str(exc)
+        raise UserError(text if text.startswith("specsched") else f"specsched: {text}") from None
+    return cfg, dict(block)
+
+
+def engine_adaptive(cfg: AdaptiveConfig, max_k_given: bool, num_spec_tokens: int,
+                    dense_lookup: list[int]) -> AdaptiveConfig:
+    """`cfg` checked against the engine (one-line errors); `max_k` defaults to
+    `num_speculative_tokens` (at most 16)."""
+    n = len(dense_lookup) - 1
+    if not max_k_given:
+        cfg = dataclasses.replace(cfg, max_k=max(1, min(num_spec_tokens, 16)))
+    elif cfg.max_k > num_spec_tokens:
+        raise UserError(
+            f"specsched: adaptive max_k={cfg.max_k} is above the speculative config's "
+            f"num_speculative_tokens={num_spec_tokens}; lower max_k or use the flags of "
+            f"`specsched export SCHEDULE --to vllm --policy adaptive --max-k {cfg.max_k} "
+            f"--max-num-seqs {n}`")
+    missing = sorted(set(range(cfg.max_k + 1)) - set(dense_lookup[1:]))
+    if missing:
+        raise UserError(
+            f"specsched: the adaptive policy may choose any K in 0..{cfg.max_k} but the "
+            f"speculative config's num_speculative_tokens_per_batch_size never maps a batch size "
+            f"<= {n} to K={missing}; use the --speculative-config of `specsched export SCHEDULE "
+            f"--to vllm --policy adaptive --max-k {cfg.max_k} --max-num-seqs {n}`")
+    return cfg
+
+
+class StepKRoute:
+    """A `KPolicy` around one whose batch-mode route names another K than the step's (the
+    adaptive policy routes through its prior): the route carries the step's K."""
+
+    def __init__(self, inner: KPolicy) -> None:
+        self.inner = inner
+
+    @property
+    def max_k(self) -> int:
+        return self.inner.max_k
+
+    def decide(self, batch: BatchState) -> KDecision:
+        d = self.inner.decide(batch)
+        if d.route is None or d.route.k == d.step_k:
+            return d
+        return KDecision(d.num_spec_tokens, d.step_k, dataclasses.replace(d.route, k=d.step_k))
+
+    def observe(self, outcome: StepOutcome) -> None:
+        self.inner.observe(outcome)
+
+
+def learned_path(trace: str | None) -> str | None:
+    return None if trace is None else trace + LEARNED_SUFFIX
+
+
+def grid_text(schedule: Schedule) -> str:
+    """The frozen grid on one line: K per context bucket, one group per batch bucket."""
+    rows = " | ".join(f"bs>={lo}: {' '.join(map(str, row))}"
+                      for (lo, _), row in zip(schedule.batch_ranges, schedule.effective_grid))
+    return f"K by context from {', '.join(map(str, CTX_BUCKETS))}: {rows}"
+
+
+class AdaptiveRun:
+    """The adaptive policy of one scheduler: decision/outcome pairing and the learned schedule.
+
+    Pairing: `AdaptivePolicy.observe` credits its guard and exploration bookkeeping to the last
+    `decide` (its engine verifies in the same step). In vLLM the drafts sized at step N are
+    verified in step N+1, whose `update_from_output` runs after `decide` of N+1 (N+2 under async
+    scheduling), so the policy's pending decision is restored to the one that sized the outcome,
+    with the K actually sent (hysteresis may hold another)."""
+
+    def __init__(self, policy: AdaptivePolicy, ctx_agg: str, trace: str | None) -> None:
+        self.policy = policy
+        self.ctx_agg = ctx_agg
+        self.path = learned_path(trace)
+        self.observed = 0
+        self._snapshots: dict[int, Any] = {}
+        self._pairs = hasattr(policy, "_pending")  # the policy's private slot (see module doc)
+
+    def on_decide(self, step: int) -> None:
+        if self._pairs:
+            self._snapshots[step] = self.policy._pending
+            while len(self._snapshots) > MAX_SNAPSHOTS:
+                del self._snapshots[next(iter(self._snapshots))]
+
+    def before_observe(self, step: int, k: int) -> None:
+        """The outcome about to be observed verified the drafts decision `step` sized (K `k`)."""
+        self.observed += 1
+        if self._pairs:
+            pending = self._snapshots.pop(step, None)
+            if pending is not None:
+                cell, _drafted, probe = pending
+                pending = (cell, k > 0, probe)
+            self.policy._pending = pending
+
+    def learned(self) -> Schedule:
+        return freeze_schedule(self.policy)
+
+    def report(self, steps: int) -> tuple[str, dict[str, Any]]:
+        """(the log line, the trace record); writes the learned schedule file when a trace is
+        set (a failed write is reported in the line, never raised: this runs at shutdown)."""
+        schedule = self.learned()
+        entries = schedule.entries(5)
+        where = ""
+        if self.path is not None:
+            try:
+                atomic_write_json(self.path, {"speculative_token_schedule": entries,
+                                              "ctx_agg": self.ctx_agg})
+                where = (f"; written to {self.path} (deploy statically: `specsched export "
+                         f"{self.path} --to vllm`)")
+            except (UserError, OSError) as exc:
+                where = f"; could not write {self.path}: {exc}"
+        line = (f"specsched adaptive: learned over {steps} steps ({self.observed} outcomes, "
+                f"max_k={self.policy.max_k}): {grid_text(schedule)}{where}")
+        record = {"kind": "learned", "step": steps, "observed": self.observed,
+                  "max_k": self.policy.max_k, "entries": entries}
+        return line, record
+

@@ -1,0 +1,127 @@
+"""The profile's step times as the parametric step cost model, with its residuals per point.
+
+Step cost is close to linear in what a step does (`policy.cost`: T = a + b·B + c·Σctx + d·ΣK +
+e·ΣK·ctx + f·max K + g·prefill), so the planner predicts T from the model fitted to the whole
+profile (`adaptive_prior.fit_profile_cost`) instead of interpolating between neighbouring
+points: the fit averages the noise of single points and extends to unprofiled cells along the
+model (flagged as extrapolation). Residuals say how well the model describes the engine: an RMS
+relative residual above `POOR_FIT_RMS` means its predictions should not be trusted (plan with
+interpolation instead). No torch here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from specsched.planner.adaptive_prior import fit_profile_cost
+from specsched.planner.profile import Profile
+from specsched.policy.cost import FEATURES, NUM_FEATURES, StepCostModel, step_features
+
+POOR_FIT_RMS = 0.10  # relative RMS residual above which the fit is reported as poor
+
+
+@dataclass(frozen=True, slots=True)
+class Residual:
+    """One profiled point: measured and fitted step time (ms)."""
+
+    batch_size: int
+    ctx: int
+    k: int
+    measured_ms: float
+    predicted_ms: float
+
+    @property
+    def rel(self) -> float:
+        """(predicted - measured) / measured."""
+        return (self.predicted_ms - self.measured_ms) / self.measured_ms
+
+
+@dataclass(frozen=True, slots=True)
+class CostFit:
+    """The fitted model, its residual at every timing point and the profiled (B, ctx) box."""
+
+    model: StepCostModel
+    residuals: tuple[Residual, ...]
+    batch_range: tuple[int, int]
+    ctx_range: tuple[int, int]
+
+    @property
+    def rms_rel(self) -> float:
+        return math.sqrt(sum(r.rel**2 for r in self.residuals) / len(self.residuals))
+
+    @property
+    def max_rel(self) -> float:
+        return max(abs(r.rel) for r in self.residuals)
+
+    @property
+    def worst(self) -> Residual:
+        return max(self.residuals, key=lambda r: abs(r.rel))
+
+    @property
+    def is_poor(self) -> bool:
+        return self.rms_rel > POOR_FIT_RMS
+
+    @property
+    def is_exact(self) -> bool:
+        """Fewer distinct points than model terms: residuals are ~0 by construction."""
+        return len(self.residuals) <= NUM_FEATURES - 1  # the prefill term is never profiled
+
+    def step_ms(self, batch_size: int, ctx: int, k: int) -> float:
+        """T(B requests at context ctx, K each), ms."""
+        return 1000.0 * self.model.predict(step_features([ctx] * batch_size, [k] * batch_size))
+
+    def inside(self, batch_size: float, ctx: float) -> bool:
+        """Whether (B, ctx) lies in the profiled box (the grid is rectangular)."""
+        (b0, b1), (c0, c1) = self.batch_range, self.ctx_range
+        return b0 <= batch_size <= b1 and c0 <= ctx <= c1
+
+    def warning(self) -> str | None:
+        """A loud one-liner when the fit is poor, else None."""
+        if not self.is_poor:
+            return None
+        w = self.worst
+        return (f"the fitted step cost model misses the profile by {100 * self.rms_rel:.1f}% RMS "
+                f"(> {100 * POOR_FIT_RMS:.0f}%; worst {100 * w.rel:+.0f}% at B={w.batch_size} "
+                f"ctx={w.ctx} K={w.k}): its predictions are unreliable; plan with --cost-model "
+                f"interpolate, or re-profile with more --repeats on a quieter machine")
+
+    def summary(self) -> str:
+        w = self.worst
+        exact = " (exact: no more points than terms)" if self.is_exact else ""
+        return (f"fitted step cost over {len(self.residuals)} points: residual RMS "
+                f"{100 * self.rms_rel:.1f}%, max {100 * self.max_rel:.1f}% (B={w.batch_size} "
+                f"ctx={w.ctx} K={w.k}){exact}")
+
+    def to_obj(self) -> dict[str, Any]:
+        """JSON: coefficients (seconds per feature unit), residual summary and every point."""
+        return {
+            "features": list(FEATURES),
+            "coef_s": [float(f"{c:.6g}") for c in self.model.coef],
+            "rms_rel_residual": round(self.rms_rel, 4),
+            "max_rel_residual": round(self.max_rel, 4),
+            "poor_fit": self.is_poor,
+            "profiled_batch_range": list(self.batch_range),
+            "profiled_ctx_range": list(self.ctx_range),
+            "residuals": [
+                {"batch_size": r.batch_size, "ctx": r.ctx, "k": r.k,
+                 "measured_ms": round(r.measured_ms, 4), "predicted_ms": round(r.predicted_ms, 4),
+                 "rel": round(r.rel, 4)}
+                for r in self.residuals
+            ],
+        }
+
+
+def fit_cost(profile: Profile) -> CostFit:
+    """Fit the step cost model to every timing point of `profile` (at least one)."""
+    model = fit_profile_cost(profile)
+    g = profile.grid
+    fit = CostFit(model, (), (g.batch_sizes[0], g.batch_sizes[-1]),
+                  (g.contexts[0], g.contexts[-1]))
+    residuals = tuple(
+        Residual(t.batch_size, t.ctx, t.k, t.t_step_ms.median,
+                 fit.step_ms(t.batch_size, t.ctx, t.k))
+        for t in profile.timings
+    )
+    return CostFit(model, residuals, fit.batch_range, fit.ctx_range)

@@ -1,0 +1,132 @@
+"""Predict a workload's goodput by running a K policy step by step on a cost and acceptance model.
+
+A steady-batch formula (goodput at one B and context) misses what the demo measured: a wave of
+requests shrinks as they finish (a straggler may run alone), requests accept differently, contexts
+grow by the tokens generated. The simulator plays the serving loop instead:
+
+- requests start when a slot frees (closed loop, at most `concurrency` in flight, like
+  `vllm bench serve --max-concurrency`), or in waves that refill only when the whole wave ends;
+- every step the policy gets the real `BatchState` (prefill chunks included) and returns K per
+  request; request i accepts its drafts one by one with its own per-position probabilities
+  (a draw per position, seeded), emits accepted + 1 tokens (capped at its output length);
+- the step takes `cost.predict(step_features(...))` seconds (times a seeded log-normal noise);
+- the policy observes the outcome, so a closed-loop policy is simulated as it would run.
+
+Acceptance may change along a request (`phases`): a list of (from generated-token index, a per
+position), e.g. repetitive text where drafts are accepted, then free text where they are not.
+No torch here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from specsched.policy import BatchState, KPolicy, RequestOutcome, StepOutcome
+from specsched.policy.cost import StepCostModel, step_features
+
+Phases = tuple[tuple[int, tuple[float, ...]], ...]  # (from generated index, a per position)
+
+
+@dataclass(frozen=True, slots=True)
+class SimRequest:
+    prompt_len: int
+    output_len: int
+    phases: Phases  # first entry starts at 0
+
+    def acceptance_at(self, generated: int) -> tuple[float, ...]:
+        current = self.phases[0][1]
+        for start, a in self.phases:
+            if generated >= start:
+                current = a
+        return current
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    requests: tuple[SimRequest, ...]
+    concurrency: int
+    waves: bool = False  # True: start the next `concurrency` requests only when all finished
+    prefill_tokens: int | None = None  # per starting request; None: its prompt length
+
+    def __post_init__(self) -> None:
+        if not self.requests or self.concurrency < 1:
+            raise ValueError("a workload needs requests and concurrency >= 1")
+
+
+@dataclass(slots=True)
+class SimResult:
+    output_tokens: int = 0
+    seconds: float = 0.0
+    decode_seconds: float = 0.0  # steps with at least one decoding request
+    steps: int = 0
+    k_histogram: dict[int, int] = field(default_factory=dict)  # step K -> steps
+
+    @property
+    def goodput(self) -> float:
+        """Output tokens per second over the whole run."""
+        return self.output_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(slots=True)
+class _Live:
+    index: int
+    req: SimRequest
+    generated: int = 0
+    prefilled: bool = False
+
+
+def _accepted(a: Sequence[float], k: int, rng: random.Random) -> int:
+    n = 0
+    while n < k and rng.random() < (a[min(n, len(a) - 1)] if a else 0.0):
+        n += 1
+    return n
+
+
+def simulate(workload: Workload, policy: KPolicy, cost: StepCostModel, seed: int = 0,
+             noise: float = 0.0, max_steps: int = 1_000_000) -> SimResult:
+    """Play the workload under `policy` (see module doc); deterministic for a seed."""
+    rng = random.Random(seed)
+    queue = list(enumerate(workload.requests))
+    live: list[_Live] = []
+    res = SimResult()
+    while (queue or live) and res.steps < max_steps:
+        if not workload.waves or not live:
+            while queue and len(live) < workload.concurrency:
+                i, req = queue.pop(0)
+                live.append(_Live(i, req))
+        batch = BatchState(
+            num_computed_tokens=tuple(r.req.prompt_len + r.generated if r.prefilled else 0
+                                      for r in live),
+            num_prompt_tokens=tuple(r.req.prompt_len for r in live),
+            room=tuple(max(0, r.req.output_len - r.generated - 1) for r in live),
+            request_ids=tuple(r.index for r in live),
+        )
+        decision = policy.decide(batch)
+        prefill = 0
+        outcomes: list[RequestOutcome] = []
+        for r, k in zip(live, decision.num_spec_tokens, strict=True):
+            if not r.prefilled:
+                prefill += r.req.prompt_len if workload.prefill_tokens is None \
+                    else workload.prefill_tokens
+                r.prefilled, r.generated = True, 1  # the prefill step samples the first token
+                res.output_tokens += 1
+                continue
+            a = _accepted(r.req.acceptance_at(r.generated), k, rng)
+            outcomes.append(RequestOutcome(r.index, r.req.prompt_len + r.generated, k, a))
+            emitted = min(a + 1, r.req.output_len - r.generated)
+            r.generated += emitted
+            res.output_tokens += emitted
+        x = step_features([o.num_computed_tokens for o in outcomes],
+                          [o.num_spec_tokens for o in outcomes], prefill)
+        seconds = cost.predict(x) * (math.exp(rng.gauss(0.0, noise)) if noise else 1.0)
+        res.seconds += seconds
+        res.steps += 1
+        if outcomes:
+            res.decode_seconds += seconds
+            res.k_histogram[decision.step_k] = res.k_histogram.get(decision.step_k, 0) + 1
+        policy.observe(StepOutcome(len(live), tuple(outcomes), seconds, decision.step_k, prefill))
+        live = [r for r in live if r.generated < r.req.output_len]
+    return res

@@ -1,0 +1,248 @@
+"""The closed-loop K policy: learn acceptance and step cost online, choose K per request (or per
+step) to maximize expected goodput, never stay on a losing choice.
+
+Each step (`decide`):
+1. acceptance per decoding request and draft position: its own decayed counts, shrunk toward its
+   context bucket's counts, shrunk toward the profile's acceptance at that context
+   (`acceptance_stats`); expected tokens E_i(k) for k = 0..max_k;
+2. step cost from the online regression (`cost.OnlineStepCost`): T = base + Σ c_i K_i + f max K;
+3. K maximizing Σ E_i / T (`optimize`): per request in the engine — a request that accepts poorly
+   gets K = 0 while others draft, a shrinking batch gets the K its own size deserves — or one K
+   per step (vLLM);
+4. hysteresis: the previous K of each request (for a new one: the prior schedule's K) is kept
+   unless the new choice is predicted better by more than `margin`;
+5. the cell's guard (`adaptive_guard`) forces K = 0 where drafting measurably loses; bounded
+   exploration probes K = 1 in cells at K = 0 and K = 0 in cells that draft.
+`observe` feeds the verified outcome (drafts, accepted per request, step time) back.
+Deterministic: the same observations give the same decisions (no randomness at all).
+No torch here; numpy only.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+
+import numpy as np
+
+from specsched.policy.acceptance_stats import (
+    AcceptanceCounts,
+    TwoHorizon,
+    expected_tokens_table,
+    posterior_batch,
+    prior_for_context,
+    shrinkage_weight,
+)
+from specsched.policy.adaptive_config import CTX_BUCKETS, AdaptiveConfig, Cell, cell_of
+from specsched.policy.adaptive_guard import CellState
+from specsched.policy.base import KPolicy
+from specsched.policy.batch import BatchState, KDecision, StepOutcome
+from specsched.policy.cost import OnlineStepCost, step_features
+from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
+
+
+class _Request:
+    __slots__ = ("horizons", "last_k")
+
+    def __init__(self, max_k: int) -> None:
+        self.horizons = TwoHorizon(max_k)
+        self.last_k: int | None = None
+
+    @property
+    def counts(self) -> AcceptanceCounts:
+        return self.horizons.slow
+
+
+class AdaptivePolicy:
+    """A `KPolicy` that learns (see module doc). `prior`: the open-loop policy whose K anchors
+    new requests and decides while the cost model has no profile prior and too few steps."""
+
+    def __init__(self, cfg: AdaptiveConfig, prior: KPolicy, per_request: bool) -> None:
+        self.cfg = cfg
+        self.prior = prior
+        self.per_request = per_request
+        self.cost = OnlineStepCost(cfg.cost_prior)
+        self.requests: OrderedDict[Hashable, _Request] = OrderedDict()
+        self.cells: dict[Cell, AcceptanceCounts] = {}
+        self.cell_state: dict[Cell, CellState] = {}
+        self.num_steps = 0
+        self.num_explored = 0
+        self._bucket_cache: dict[int, np.ndarray] = {}
+        self.last_step_k = 0
+        self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
+        self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
+                                                cfg.max_k) for b, lo in enumerate(CTX_BUCKETS)}
+
+    @property
+    def max_k(self) -> int:
+        return self.cfg.max_k
+
+    # -- estimates ------------------------------------------------------------------------------
+    def _request(self, rid: Hashable) -> _Request:
+        req = self.requests.get(rid)
+        if req is None:
+            req = self.requests[rid] = _Request(self.cfg.max_k)
+            if len(self.requests) > self.cfg.max_tracked_requests:
+                self.requests.popitem(last=False)
+        else:
+            self.requests.move_to_end(rid)
+        return req
+
+    def bucket_acceptance(self, ctx_bucket: int) -> np.ndarray:  # [max_k]
+        """Acceptance of a context bucket: its counts over every batch bucket, shrunk to the
+        profile's acceptance there (cached until the next observation)."""
+        cached = self._bucket_cache.get(ctx_bucket)
+        if cached is not None:
+            return cached
+        total = AcceptanceCounts(self.cfg.max_k)
+        for (_, cb), counts in self.cells.items():
+            if cb == ctx_bucket:
+                total.merge(counts)
+        post = total.posterior(self._ctx_prior[ctx_bucket], self.cfg.cell_prior_weight)
+        self._bucket_cache[ctx_bucket] = post
+        return post
+
+    def _acceptance(self, reqs: list[_Request], ctx: list[int]) -> np.ndarray:  # [n, max_k]
+        w = shrinkage_weight([r.counts for r in reqs], self.cfg.request_prior_weight)
+        tested = np.stack([r.counts.tested for r in reqs])  # [n, max_k]
+        accepted = np.stack([r.counts.accepted for r in reqs])  # [n, max_k]
+        prior = np.stack([self.bucket_acceptance(cell_of(1, c)[1]) for c in ctx])  # [n, max_k]
+        return posterior_batch(tested, accepted, prior, w)
+
+    def costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
+        """(T at K = 0, seconds per draft of each request, seconds per draft step) >= 0."""
+        theta = self.cost.theta
+        base = self.cost.predict(step_features(ctx, [0] * len(ctx)))
+        per_draft = np.maximum(theta[3] + theta[4] * np.asarray(ctx) / 1000.0, 1e-7)
+        return base, per_draft, max(float(theta[5]), 0.0)
+
+    # -- decide ---------------------------------------------------------------------------------
+    def decide(self, batch: BatchState) -> KDecision:
+        n = len(batch)
+        decoding = [i for i in range(n) if batch.is_decoding(i)]
+        prior = self.prior.decide(batch)
+        if not decoding:
+            self._pending = None
+            return KDecision((0,) * n, 0, prior.route)
+        ids, computed = batch.ids, batch.num_computed_tokens
+        reqs = [self._request(ids[i]) for i in decoding]
+        ctx = [computed[i] for i in decoding]
+        room = batch.room
+        caps = np.array([min(self.cfg.max_k, max(0, room[i])) if room is not None
+                         else self.cfg.max_k for i in decoding])
+        cell = cell_of(len(decoding), sum(ctx) // len(decoding))
+        state = self.cell_state.setdefault(cell, CellState())
+        known = sorted(r.last_k for r in reqs if r.last_k is not None)
+        # a new request starts from its batch mates' K (the median), or the prior's K
+        fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
+        anchor = np.array([r.last_k if r.last_k is not None else fresh[i]
+                           for r, i in zip(reqs, decoding, strict=True)])
+        if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
+            ks = self._warmup(np.minimum(anchor, caps), caps)
+        else:
+            ks = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
+        ks, probe = self._explore(state, ks, caps)
+        idle_cells: set[Cell] = set()
+        for r, k, c in zip(reqs, ks, ctx, strict=True):
+            r.last_k = int(k) if not probe else r.last_k
+            if k == 0:  # no evidence this step: drift back toward the bucket (and it toward
+                r.counts.decay(self.cfg.idle_decay)  # the profile), so K > 0 is tried again
+                idle_cells.add(cell_of(len(decoding), c))
+        for idle in idle_cells:
+            counts = self.cells.get(idle)
+            if counts is not None:
+                counts.decay(self.cfg.idle_decay)
+                self._bucket_cache.clear()
+        state.advance()
+        self.num_steps += 1
+        self._pending = (cell, bool(ks.any()), probe)
+        out = [0] * n
+        for i, k in zip(decoding, ks, strict=True):
+            out[i] = int(k)
+        step_k = int(ks.max())
+        self.last_step_k = step_k
+        return KDecision(tuple(out), step_k, prior.route)
+
+    def _warmup(self, anchor: np.ndarray, caps: np.ndarray) -> np.ndarray:
+        """No cost prior yet: follow the prior, varying K every 4th step so the regression sees
+        more than one K."""
+        if self.num_steps % 4 == 3:
+            shift = 1 if anchor.max() < self.cfg.max_k else -1
+            return np.clip(anchor + shift, 0, caps)
+        return anchor
+
+    def _choose(self, reqs: list[_Request], ctx: list[int], caps: np.ndarray,
+                anchor: np.ndarray) -> np.ndarray:
+        tokens = expected_tokens_table(self._acceptance(reqs, ctx))
+        base, per_draft, per_step = self.costs(ctx)
+        if self.per_request:
+            best = best_per_request(tokens, base, per_draft, per_step, caps)
+        else:
+            _k, best = best_per_step(tokens, base, per_draft, per_step, caps)
+            anchor = np.minimum(int(anchor.max()), caps)  # one K per step
+        kept: Choice = evaluate(tokens, base, per_draft, per_step, anchor)
+        if best.goodput > kept.goodput * (1.0 + self.cfg.margin):
+            return best.ks
+        if not self.per_request:
+            return anchor
+        return refine(tokens, per_draft, kept, best.ks, self.cfg.margin)
+
+    def _explore(self, state: CellState, ks: np.ndarray, caps: np.ndarray
+                 ) -> tuple[np.ndarray, bool]:
+        """Guard and bounded exploration; returns (K per decoding request, was it a probe)."""
+        if state.guarded:
+            ks = np.zeros_like(ks)
+        budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
+        if not (budget_ok and state.due(self.cfg.explore_every)):
+            return ks, False
+        self.num_explored += 1
+        if ks.any():
+            return np.zeros_like(ks), True  # the guard's no-spec reference
+        return np.minimum(1, caps), True  # does drafting pay here now?
+
+    # -- observe --------------------------------------------------------------------------------
+    def observe(self, outcome: StepOutcome) -> None:
+        pending, self._pending = self._pending, None
+        self._bucket_cache.clear()
+        if not outcome.requests:
+            return
+        b = len(outcome.requests)
+        ctx = [r.num_computed_tokens for r in outcome.requests]
+        drafted = [r.num_spec_tokens for r in outcome.requests]
+        touched: set[Cell] = set()
+        for r in outcome.requests:
+            if r.num_spec_tokens == 0:
+                continue
+            req = self._request(r.request_id)
+            cell = cell_of(b, r.num_computed_tokens)
+            w, c = self.cfg.request_prior_weight, req.counts  # its first position's estimate
+            p0 = float((c.accepted[0] + w * self.bucket_acceptance(cell[1])[0])
+                       / (c.tested[0] + w))
+            req.horizons.add(r.num_spec_tokens, r.num_accepted_tokens, self.cfg.request_decay,
+                             self.cfg.fast_decay)
+            # the text changed (a repetitive phase turned into free text, or back)
+            fast = req.horizons.changed(p0, r.num_accepted_tokens > 0, self.cfg.change_h)
+            counts = self.cells.setdefault(cell, AcceptanceCounts(self.cfg.max_k))
+            if cell not in touched:
+                counts.decay(self.cfg.cell_decay)
+                touched.add(cell)
+            if fast:  # the bucket it shrinks toward must not hold the old text's acceptance
+                counts.decay(self.cfg.fast_decay)
+            counts.add(r.num_spec_tokens, r.num_accepted_tokens)
+        self._bucket_cache.clear()  # the cells just changed
+        seconds = outcome.step_time_s
+        if seconds is None or seconds <= 0:
+            return
+        x = step_features(ctx, drafted, outcome.num_prefill_tokens)
+        nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
+        self.cost.update(x, seconds)
+        if pending is None:
+            return
+        cell, did_draft, probe = pending
+        state = self.cell_state.setdefault(cell, CellState())
+        tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
+        ratio = tokens / seconds / nospec
+        other = state.mean(not did_draft)  # the population the probe is compared with
+        state.record(did_draft, ratio, self.cfg.guard_z)
+        if probe:  # a probe that agrees with the cell's choice backs exploration off
+            state.probed(confirmed=other is None or ratio <= other)

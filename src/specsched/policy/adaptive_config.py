@@ -1,0 +1,78 @@
+"""`AdaptiveConfig`: the settings of the closed-loop K policy (`adaptive.AdaptivePolicy`).
+
+Priors come from a profile when there is one (`planner.adaptive_prior`): the step cost model and
+acceptance per position by context; without them the policy starts from its prior schedule and
+learns both online. Buckets (batch size x context) group what is learned and what is frozen into
+a schedule: powers of two, as vLLM's DSD tables and the upstream proposal use.
+No torch here.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from specsched.errors import UserError
+from specsched.policy.cost import StepCostModel
+
+# Lower bounds of the buckets; the last is open-ended.
+BATCH_BUCKETS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+CTX_BUCKETS: tuple[int, ...] = (1, 512, 1024, 2048, 4096, 8192, 16384)
+
+Cell = tuple[int, int]  # (batch bucket index, context bucket index)
+
+
+def cell_of(batch_size: int, ctx: int) -> Cell:
+    return (max(0, bisect_right(BATCH_BUCKETS, batch_size) - 1),
+            max(0, bisect_right(CTX_BUCKETS, ctx) - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveConfig:
+    """max_k: the largest K considered. cost_prior / acceptance_prior: from a profile (None /
+    empty: learned online; the prior schedule decides until `warmup_steps` steps are seen).
+    request_decay / cell_decay: forgetting per verify of a request / per step of a cell; a
+    request also keeps a short-memory estimate (`fast_decay`) that takes over when a CUSUM of its
+    first-position outcomes passes `change_h` (the text changed: a repetitive phase turned into
+    free text, or back). idle_decay: per step a decoding request drafts nothing (its estimate
+    drifts back toward its cell, so a request turned off is tried again later).
+    *_prior_weight: pseudo-verifies of the shrinkage targets (for requests: the default when
+    fewer than three requests of the batch have evidence; else estimated from how much they
+    differ). margin: switch K only for a predicted goodput gain above it (hysteresis).
+    explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
+    the guard's reference) every N of its steps, at most this fraction of steps; a probe that
+    confirms the current choice doubles the cell's period (up to 4x). guard_z: a cell whose
+    measured speculative goodput is below no-spec by more than z standard errors drafts nothing
+    for a cooldown, then is judged afresh (`adaptive_guard`)."""
+
+    max_k: int = 4
+    cost_prior: StepCostModel | None = None
+    acceptance_prior: tuple[tuple[int, tuple[float, ...]], ...] = ()
+    request_decay: float = 0.95
+    fast_decay: float = 0.6
+    change_h: float = 4.0
+    cell_decay: float = 0.95
+    idle_decay: float = 0.95
+    request_prior_weight: float = 4.0
+    cell_prior_weight: float = 10.0
+    margin: float = 0.03
+    explore_every: int = 24
+    explore_budget: float = 0.06
+    guard_z: float = 2.0
+    warmup_steps: int = 24
+    max_tracked_requests: int = 8192
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_k <= 16:
+            raise UserError(f"adaptive: max_k must be in [1, 16], got {self.max_k}")
+        for name in ("request_decay", "cell_decay", "idle_decay", "fast_decay"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise UserError(f"adaptive: {name} must be in (0, 1], got {value}")
+        if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
+            raise UserError("adaptive: need margin >= 0, explore_every >= 2, "
+                            "0 <= explore_budget < 0.5")
+        for ctx, a in self.acceptance_prior:
+            if ctx < 1 or not a or any(not 0.0 <= x <= 1.0 for x in a):
+                raise UserError(f"adaptive: acceptance prior at ctx {ctx} must be rates in "
+                                f"[0, 1], got {a}")

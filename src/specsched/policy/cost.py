@@ -1,0 +1,147 @@
+"""Step cost as a small linear model of what a step does, fitted to a profile and corrected online.
+
+One engine step with decoding requests i (context c_i, K_i drafts) and P prefill tokens costs
+
+    T = a + b·B + c·Σc_i + d·ΣK_i + e·ΣK_i·c_i + f·max K_i + g·P          (seconds)
+
+- a: per-step overhead; b: per decoding row (sampling, bookkeeping, the row of every matmul);
+- c: attention over the KV cache (bytes read ~ Σ context, MagicDec's memory-bound term);
+- d, e: the K extra verify rows per request and their attention (q = K + 1 rows read the context);
+- f: sequential draft steps (a self-draft or small model runs max K forwards, each reading its
+  weights once whatever the rows); g: prefill tokens of chunks in the same step.
+MagicDec (arXiv:2408.11049) reasons with the same terms: verify ≈ decode when weights dominate,
+KV reads grow with context, and the draft's cost is its own weights times its steps.
+
+`fit_step_cost` solves least squares on (features, seconds) samples — profile points or engine
+steps — with a small ridge so unmeasured terms (no prefill in a profile) stay near zero.
+`OnlineStepCost` is recursive least squares with forgetting, seeded from such a fit: each observed
+step moves the coefficients; old evidence fades so a changed machine load is followed.
+Features are scaled (contexts per 1,000 tokens) so the regression stays well conditioned.
+No torch here; numpy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FEATURES = ("const", "rows", "ctx_k", "drafts", "draft_ctx_k", "draft_steps", "prefill")
+NUM_FEATURES = len(FEATURES)
+CTX_UNIT = 1000.0  # contexts enter in thousands of tokens
+# A typical step's features (4 requests at 2k context, K = 2, no prefill; 64 prefill tokens as
+# the unit of the prefill term): the online model learns in units of these, so its prior
+# confidence means the same for every term.
+TYPICAL_FEATURES = (1.0, 4.0, 8.0, 8.0, 16.0, 2.0, 64.0)
+
+
+def step_features(
+    contexts: Sequence[int],  # [B] num_computed_tokens of the decoding requests
+    num_spec_tokens: Sequence[int],  # [B] K_i (drafts verified this step)
+    num_prefill_tokens: int = 0,
+) -> np.ndarray:  # [NUM_FEATURES]
+    """The feature vector x of one step (T = θ·x)."""
+    ctx = np.asarray(contexts, dtype=np.float64) / CTX_UNIT
+    ks = np.asarray(num_spec_tokens, dtype=np.float64)
+    return np.array([
+        1.0,
+        float(len(ctx)),
+        float(ctx.sum()),
+        float(ks.sum()),
+        float((ks * ctx).sum()),
+        float(ks.max()) if len(ks) else 0.0,
+        float(num_prefill_tokens),
+    ])
+
+
+@dataclass(frozen=True, slots=True)
+class StepCostModel:
+    """θ (seconds per unit of each feature) and how well it fitted (relative RMS residual)."""
+
+    coef: tuple[float, ...]  # [NUM_FEATURES]
+    rel_rmse: float = 0.0  # sqrt(mean((pred - y)^2 / y^2)) over the fitted samples
+    num_samples: int = 0
+    typical_seconds: float = 0.05  # a typical step's time (the online model's unit)
+
+    def __post_init__(self) -> None:
+        if len(self.coef) != NUM_FEATURES:
+            raise ValueError(f"a step cost model has {NUM_FEATURES} coefficients, got "
+                             f"{len(self.coef)}")
+
+    def predict(self, x: np.ndarray) -> float:
+        """Seconds for a step with features x (never below 1 microsecond)."""
+        return max(float(np.dot(self.coef, x)), 1e-6)
+
+    def to_json(self) -> dict[str, object]:
+        return {"features": list(FEATURES), "coef": list(self.coef),
+                "rel_rmse": self.rel_rmse, "num_samples": self.num_samples}
+
+
+def fit_step_cost(
+    xs: np.ndarray,  # [N, NUM_FEATURES] step features
+    ys: np.ndarray,  # [N] step seconds
+    ridge: float = 1e-6,
+) -> StepCostModel:
+    """Least squares on relative error (each sample weighted 1/y: a 5 ms step matters as much as
+    a 500 ms one), with a ridge of `ridge` x the mean of each column's square (scale-free)."""
+    xs = np.asarray(xs, dtype=np.float64)
+    ys = np.asarray(ys, dtype=np.float64)
+    if xs.ndim != 2 or xs.shape[1] != NUM_FEATURES or len(xs) != len(ys) or len(ys) == 0:
+        raise ValueError(f"need [N, {NUM_FEATURES}] features and N > 0 times")
+    w = 1.0 / np.maximum(ys, 1e-9)  # [N]
+    a = xs * w[:, None]
+    b = ys * w  # [N] = 1
+    scale = np.sqrt((a**2).mean(axis=0)) + 1e-12  # [F]
+    lam = ridge * len(ys)
+    lhs = (a / scale).T @ (a / scale) + lam * np.eye(NUM_FEATURES)
+    rhs = (a / scale).T @ b
+    coef = np.linalg.solve(lhs, rhs) / scale
+    pred = xs @ coef
+    rel = float(np.sqrt(np.mean(((pred - ys) / np.maximum(ys, 1e-9)) ** 2)))
+    typical = float(np.exp(np.log(np.maximum(ys, 1e-9)).mean()))  # geometric mean
+    return StepCostModel(tuple(float(c) for c in coef), rel, len(ys), typical)
+
+
+class OnlineStepCost:
+    """Recursive least squares on relative error, with exponential forgetting.
+
+    Learns v = θ ∘ TYPICAL_FEATURES / t0 (the share of a typical step each term costs; t0 the
+    prior's typical step time): every component is O(0.1..1), so one prior confidence serves all.
+    `prior_weight` is how many steps' worth of evidence the prior counts as (P0 = I / weight);
+    without a prior the model starts at zero with almost no confidence. Residuals are clipped at
+    `clip` (relative) so one stalled step does not drag the model.
+    """
+
+    def __init__(self, prior: StepCostModel | None, forgetting: float = 0.995,
+                 prior_weight: float = 50.0, clip: float = 0.5) -> None:
+        self.forgetting = forgetting
+        self.clip = clip
+        self.t0 = 0.05 if prior is None else prior.typical_seconds
+        self.unit = np.asarray(TYPICAL_FEATURES) / self.t0  # θ = v * unit^-1 ... see theta
+        self.v = np.zeros(NUM_FEATURES) if prior is None else np.asarray(prior.coef) * self.unit
+        self.P = np.eye(NUM_FEATURES) / (prior_weight if prior is not None else 1e-2)
+        self.num_updates = 0
+
+    @property
+    def theta(self) -> np.ndarray:  # [F] seconds per unit of each feature
+        return self.v / self.unit
+
+    @property
+    def model(self) -> StepCostModel:
+        return StepCostModel(tuple(float(t) for t in self.theta), 0.0, self.num_updates, self.t0)
+
+    def predict(self, x: np.ndarray) -> float:
+        return max(float(np.dot(self.theta, x)), 1e-6)
+
+    def update(self, x: np.ndarray, seconds: float) -> None:
+        """One observed step: x its features, `seconds` its wall time."""
+        if not np.isfinite(seconds) or seconds <= 0:
+            return
+        z = x / self.unit / seconds  # [F]: z·v = predicted / observed, ideally 1
+        err = max(-self.clip, min(self.clip, 1.0 - float(np.dot(z, self.v))))
+        pz = self.P @ z
+        gain = pz / (self.forgetting + float(z @ pz))
+        self.v = self.v + gain * err
+        self.P = (self.P - np.outer(gain, pz)) / self.forgetting
+        self.num_updates += 1

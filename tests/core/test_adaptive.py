@@ -1,0 +1,147 @@
+"""The closed-loop K policy on a simulated cost and acceptance model with a known optimum (no model,
+no torch): it converges to the best K, stays at K = 0 where speculation loses, follows a change of
+text, does not flap, treats a straggler apart, is deterministic, and freezes into a schedule."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+from specsched.planner.simulate import SimRequest, Workload, simulate
+from specsched.policy import (
+    AdaptiveConfig,
+    BatchState,
+    KDecision,
+    KPolicy,
+    PolicyConfig,
+    PolicyKind,
+    StepOutcome,
+    freeze_schedule,
+)
+from specsched.policy.adaptive import AdaptivePolicy
+from specsched.policy.cost import StepCostModel
+from specsched.schedule import Schedule, lint_schedule
+
+# cheap drafts (speculation pays) and expensive ones (it loses); seconds per feature unit
+FAST = StepCostModel((0.010, 0.001, 0.004, 0.0005, 0.0002, 0.002, 0.0), 0.0, 0, 0.03)
+SLOW = StepCostModel((0.010, 0.001, 0.004, 0.004, 0.003, 0.02, 0.0), 0.0, 0, 0.03)
+
+
+def adaptive(cost: StepCostModel | None, acc: float, per_request: bool = True,
+             schedule: Schedule | None = None, **kw: Any) -> PolicyConfig:
+    cfg = AdaptiveConfig(max_k=4, cost_prior=cost, acceptance_prior=((1, (acc,) * 4),), **kw)
+    return PolicyConfig(schedule=schedule or Schedule.constant(0), kind=PolicyKind.ADAPTIVE,
+                        adaptive=cfg, per_request_k=per_request)
+
+
+class Recorder:
+    """Wraps a policy and records each step's decision."""
+
+    def __init__(self, policy: KPolicy) -> None:
+        self.policy = policy
+        self.decisions: list[KDecision] = []
+
+    @property
+    def max_k(self) -> int:
+        return self.policy.max_k
+
+    def decide(self, batch: BatchState) -> KDecision:
+        d = self.policy.decide(batch)
+        self.decisions.append(d)
+        return d
+
+    def observe(self, outcome: StepOutcome) -> None:
+        self.policy.observe(outcome)
+
+
+def workload(n: int, conc: int, ctx: int, out: int, a: float) -> Workload:
+    return Workload(tuple(SimRequest(ctx, out, ((0, (a,) * 4),)) for _ in range(n)), conc,
+                    prefill_tokens=1)
+
+
+def static_goodputs(wl: Workload, cost: StepCostModel) -> list[float]:
+    return [np.mean([simulate(wl, PolicyConfig.constant(k).build(), cost, seed=s,
+                              noise=0.05).goodput for s in range(3)]) for k in range(5)]
+
+
+def run(wl: Workload, cfg: PolicyConfig, cost: StepCostModel, seed: int = 0
+        ) -> tuple[float, list[KDecision]]:
+    rec = Recorder(cfg.build())
+    return simulate(wl, rec, cost, seed=seed, noise=0.05).goodput, rec.decisions
+
+
+@pytest.mark.parametrize("per_request", [True, False])
+def test_converges_to_the_best_k_from_a_wrong_prior(per_request: bool) -> None:
+    wl = workload(4, 4, 2000, 300, 0.9)
+    statics = static_goodputs(wl, FAST)
+    best = int(np.argmax(statics))
+    assert best >= 3  # the setup: long drafts pay
+    got, decisions = run(wl, adaptive(FAST, acc=0.5, per_request=per_request), FAST)
+    assert got >= 0.97 * statics[best]
+    late = Counter(d.step_k for d in decisions[len(decisions) // 2:])
+    assert late.most_common(1)[0][0] >= best - 1
+
+
+def test_stays_at_zero_where_speculation_loses() -> None:
+    wl = workload(4, 4, 2000, 200, 0.2)
+    statics = static_goodputs(wl, SLOW)
+    assert int(np.argmax(statics)) == 0
+    got, decisions = run(wl, adaptive(SLOW, acc=0.7), SLOW)  # an optimistic prior
+    assert got >= 0.98 * statics[0]
+    assert sum(d.step_k > 0 for d in decisions) <= 0.1 * len(decisions)
+
+
+def test_follows_a_change_of_text_within_20_steps() -> None:
+    """One request: drafts accepted (repetitive text), then not (free text) from token 80."""
+    req = SimRequest(1000, 240, ((0, (0.95,) * 4), (80, (0.05,) * 4)))
+    _, decisions = run(Workload((req,), 1, prefill_tokens=1), adaptive(FAST, 0.7), FAST)
+    assert decisions[5].step_k >= 3  # long drafts in the repetitive phase
+    # the first step at K = 0 after the drafts stopped paying comes within 20 steps of the change
+    change = next(i for i, d in enumerate(decisions[1:], 1) if d.step_k < 3 and i > 5)
+    zero = next(i for i, d in enumerate(decisions) if i > change and d.step_k == 0)
+    assert zero - change <= 20
+
+
+def test_does_not_flap_when_two_k_are_nearly_equal() -> None:
+    wl = workload(8, 4, 2040, 200, 0.6)  # contexts cross the 2048 bucket edge; K1 ~ K2
+    _, decisions = run(wl, adaptive(FAST, 0.6, per_request=False), FAST)
+    ks = [d.step_k for d in decisions if any(d.num_spec_tokens) or d.step_k]
+    switches = sum(a != b for a, b in itertools.pairwise(ks))
+    assert switches <= 0.1 * len(ks)
+
+
+def test_a_straggler_drafts_nothing_while_the_others_draft() -> None:
+    reqs = tuple(SimRequest(2000, 200, ((0, (a,) * 4),)) for a in (0.9, 0.9, 0.9, 0.05))
+    _, decisions = run(Workload(reqs, 4, prefill_tokens=1), adaptive(FAST, 0.7), FAST)
+    mixed = [d.num_spec_tokens for d in decisions[10:40]]
+    assert sum(ks[3] == 0 and min(ks[:3]) > 0 for ks in mixed) >= 0.8 * len(mixed)
+
+
+def test_same_observations_same_decisions() -> None:
+    wl = workload(6, 3, 1500, 80, 0.7)
+    a = run(wl, adaptive(FAST, 0.6), FAST, seed=3)[1]
+    b = run(wl, adaptive(FAST, 0.6), FAST, seed=3)[1]
+    assert [d.num_spec_tokens for d in a] == [d.num_spec_tokens for d in b]
+
+
+def test_without_a_cost_prior_it_follows_the_prior_schedule_first() -> None:
+    wl = workload(4, 4, 2000, 200, 0.9)
+    cfg = adaptive(None, 0.7, schedule=Schedule.constant(2), warmup_steps=12)
+    got, decisions = run(wl, cfg, FAST)
+    assert [d.step_k for d in decisions[1:5]] == [2, 2, 2, 3]  # the prior, varied every 4th step
+    assert got >= 0.9 * max(static_goodputs(wl, FAST))
+
+
+def test_frozen_schedule_is_a_valid_5_item_schedule() -> None:
+    cfg = adaptive(FAST, 0.9)
+    policy = cfg.build()
+    simulate(workload(8, 4, 3000, 100, 0.9), policy, FAST, seed=0)
+    assert isinstance(policy, AdaptivePolicy)
+    frozen = freeze_schedule(policy)
+    assert frozen.arity == 5 and not frozen.is_batch_only
+    assert set(frozen.k_values) <= set(range(5)) and frozen.k_for(4, 3000) >= 2
+    assert all(w.code.value != "overlap" for w in lint_schedule(frozen))

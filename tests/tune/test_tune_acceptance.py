@@ -1,0 +1,85 @@
+"""Acceptance measured per request on the engine (tiny random model): distinct prompts, the
+user's own text, per-request rates with spread and CI in the profile point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specsched.cli import main
+from specsched.engine.spec.config import SpeculativeConfig
+from specsched.planner import ProfileGrid
+from specsched.tune.acceptance_prompts import acceptance_prompts, text_token_ids
+
+
+def test_acceptance_prompts_are_distinct_exact_windows() -> None:
+    corpus = list(range(1000, 3000))
+    prompts = acceptance_prompts(corpus, None, 5, 64, seed=0)
+    assert len(prompts) == 5 and all(len(p) == 64 for p in prompts)
+    assert len({tuple(p) for p in prompts}) == 5
+    user = list(range(10, 50))  # 40 tokens: shorter than the context
+    mixed = acceptance_prompts(corpus, user, 4, 64, seed=0)
+    for p in mixed:
+        assert len(p) == 64 and all(t >= 1000 for t in p[:24])  # corpus head
+        assert sorted(p[24:]) == user  # the whole user text at the tail, rotated per request
+    assert len({tuple(p[24:]) for p in mixed}) > 1
+    long_user = list(range(10, 300))
+    assert all(t < 1000 for p in acceptance_prompts(corpus, long_user, 3, 64, 0) for t in p)
+    assert text_token_ids("a b a", None, 128)[0] == text_token_ids("a", None, 128)[0]
+
+
+@pytest.fixture(scope="module")
+def llm(sharp_tiny_model: Path) -> Any:
+    from specsched.engine import LLM
+
+    return LLM(str(sharp_tiny_model), max_num_seqs=4, max_model_len=256, num_threads=1)
+
+
+@pytest.mark.parametrize("use_file", [False, True])
+def test_engine_acceptance_per_request(llm: Any, tmp_path: Path, use_file: bool) -> None:
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    text = tmp_path / "traffic.txt"
+    text.write_text(" ".join(f"w{i % 37}" for i in range(400)))
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
+                              warmup=1, acceptance_tokens=16, acceptance_prompts=6,
+                              prompts_file=str(text) if use_file else None)
+    profiler = EngineProfiler(cfg, ProfileGrid((1, 2), (32, 96), (0, 2)), llm)
+    point = profiler.acceptance(96, 2)
+    assert point.ctx == 96 and len(point.a) == 2 and point.n > 0
+    assert 2 <= point.num_requests <= 6 and len(point.requests) == point.num_requests
+    assert point.spread is not None and point.ci_lo is not None and point.ci_hi is not None
+    assert point.ci_lo[0] <= point.a[0] <= point.ci_hi[0]
+    assert not llm.engine.has_unfinished()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--prompts-file", "/nonexistent/traffic.txt"], "no such file (the prompts file)"),
+    (["--acceptance-prompts", "1"], "--acceptance-prompts must be >= 2"),
+])
+def test_profile_acceptance_args_errors(tmp_path: Path, capsys: Any, extra: list[str],
+                                        message: str) -> None:
+    rc = main(["profile", "--engine", "--out", str(tmp_path / "p.json"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and message in err and "\n" not in err
+
+
+def test_tune_predicts_a_workload(sharp_tiny_model: Path, tmp_path: Path, capsys: Any) -> None:
+    import json
+
+    out = tmp_path / "tune"
+    wl = '{"num_requests": 3, "concurrency": 2, "prompt_len": 40, "output_len": 8}'
+    args = ["tune", "--model", str(sharp_tiny_model), "--batch-sizes", "1,2", "--contexts",
+            "16,64", "--ks", "0,2", "--window", "8", "--repeats", "2", "--warmup", "1",
+            "--acceptance-tokens", "8", "--acceptance-prompts", "3", "--out", str(out),
+            "--workload", wl, "--seeds", "2"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "fitted step cost over 8 points" in text and "predicted on workload" in text
+    pred = json.loads((out / "workload_prediction.json").read_text())
+    assert set(pred["arms"]) >= {"no-spec", "batch-only", "plan", "adaptive"}
+    summary = json.loads((out / "tune_summary.json").read_text())
+    assert summary["cost_model"]["kind"] == "fit" and summary["acceptance"]["quantile"] == 0.1
+    assert all(p["num_requests"] >= 2 for p in summary["acceptance"]["per_ctx"])
