@@ -1,7 +1,10 @@
 """Core micro-benchmark: schedule lookups per second and routing time for a 256-request batch.
 
 Run: .venv/bin/python benchmarks/core_lookup.py [--json OUT]
-Targets (issue 2): >= 1M lookups/s, < 20 us per 256-request route. Prints measured figures only.
+Targets (issues 2, 13): >= 1M lookups/s, < 20 us per 256-request route, also for a schedule whose
+ranges reach the project's "infinity" (memory proportional to the number of ranges: bisects over
+range bounds, no per-batch-size table). Prints measured figures only; also the static policy's
+whole decision for 256 requests (route + caps + the BatchState the engine builds).
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ import argparse
 import json
 import platform
 import random
+import resource
 import time
 from collections.abc import Callable
 
+from specsched.policy import BatchState, PolicyConfig
 from specsched.policy.route import route, route_per_request
 from specsched.schedule import parse_schedule
+from specsched.schedule.model import INF
 
 
 def best_rate(fn: Callable[[], object], n: int, repeats: int = 7) -> float:
@@ -54,12 +60,31 @@ def main() -> None:
     route_mean = best_rate(lambda: route(s, computed, prompts, "mean"), 2000)
     route_median = best_rate(lambda: route(s, computed, prompts, "median"), 2000)
     per_req = best_rate(lambda: route_per_request(s, computed), 2000)
+    # a legal schedule whose batch ranges reach the project's infinity, with a far second range
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    huge = parse_schedule([[1, 10**6, 1, 4096, 2], [1, 10**6, 4097, INF, 4],
+                           [2 * 10**9, INF, 1, 4096, 1], [2 * 10**9, INF, 4097, INF, 3]])
+    huge_probes = [(rng.randint(1, INF), rng.randint(0, INF)) for _ in range(1000)]
+    huge_k_for = huge.k_for
+
+    def huge_lookups() -> None:
+        for bs, ctx in huge_probes:
+            huge_k_for(bs, ctx)
+
+    huge_per_1000 = best_rate(huge_lookups, 200)
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
+    policy = PolicyConfig(schedule=s).build()
+    batch = BatchState.from_counts(computed, prompts, room=[8] * 256)
+    decide = best_rate(lambda: policy.decide(batch), 2000)
     result = {
         "grid": f"{len(s.batch_ranges)}x{len(s.ctx_ranges)}",
         "lookups_per_s": round(lookups_per_s),
         "route_256_mean_us": round(route_mean * 1e6, 2),
         "route_256_median_us": round(route_median * 1e6, 2),
         "route_per_request_256_us": round(per_req * 1e6, 2),
+        "huge_ranges_lookups_per_s": round(1000 / huge_per_1000),
+        "huge_ranges_rss_growth_kb": rss_kb,
+        "static_policy_decide_256_us": round(decide * 1e6, 2),
         "python": platform.python_version(),
     }
     print(f"schedule {result['grid']} grid: {lookups_per_s / 1e6:.2f} M lookups/s (target >= 1)")
@@ -67,6 +92,8 @@ def main() -> None:
         f"route 256 requests: mean {route_mean * 1e6:.1f} us, median {route_median * 1e6:.1f} us "
         f"(target < 20); per-request {per_req * 1e6:.1f} us"
     )
+    print(f"ranges up to 2**31-1: {1000 / huge_per_1000 / 1e6:.2f} M lookups/s, max RSS grew "
+          f"{rss_kb} kB; static policy decide for 256 requests: {decide * 1e6:.1f} us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -98,3 +98,18 @@ def test_last_step_describes_the_step(tiny_llama: tuple[Path, Any]) -> None:
     assert (st.num_prefill, st.num_decode, st.num_new_tokens, st.routed_k) == (0, 2, 2, 0)
     assert st.num_spec_tokens == st.num_accepted_tokens == 0
     assert abs(st.wall_s - (st.draft_s + st.verify_s + st.overhead_s)) < 1e-9
+
+
+def test_warm_prompts_are_not_evicted_for_older_longer_caches(tiny_llama: tuple[Path, Any]) -> None:
+    """Every slot holds an older, longer prompt; two new short prompts warmed one after the other
+    must both still be cached when they run (LRU among slots that would lose blocks: the
+    demo's warm-then-measure pattern; losing-fewest-blocks alone evicted the first warm one)."""
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=3)
+    params = SamplingParams(max_tokens=1, ignore_eos=True)
+    for seed in (10, 11, 12):
+        llm.generate([tokens(70, seed=seed)], params)  # 4 blocks each, one per slot
+    new = [tokens(20, seed=20), tokens(20, seed=21)]
+    for prompt in new:  # warm one at a time
+        llm.generate([prompt], params)
+    again = llm.generate(new, params)
+    assert [o.stats.num_cached_tokens for o in again] == [16, 16]

@@ -91,13 +91,8 @@ def route(
         raise ValueError("route needs at least one scheduled request")
     pool_kind, pool = decode_pool(num_computed_tokens, num_prompt_tokens)
     ctx = context_representative(pool, agg)
-    return RouteDecision(
-        batch_size=batch_size,
-        pool=pool_kind,
-        ctx_repr=ctx,
-        bucket=schedule.bucket_for(batch_size, ctx),
-        k=schedule.k_for(batch_size, ctx),
-    )
+    k, bucket = schedule.lookup(batch_size, ctx)
+    return RouteDecision(batch_size, pool_kind, ctx, bucket, k)
 
 
 def route_per_request(schedule: Schedule, num_computed_tokens: Sequence[int]) -> list[int]:

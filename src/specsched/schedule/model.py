@@ -91,6 +91,16 @@ class Schedule:
         col = bisect_right(index.ctx_los, ctx) - 1
         return index.k_eff[row][col if col > 0 else 0]
 
+    def lookup(self, batch_size: int, ctx: int) -> tuple[int, Bucket]:
+        """(K, the cell as written) for (batch_size, ctx) in one pass: what routing needs."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        index = self._index
+        row = bisect_right(index.batch_los, batch_size) - 1
+        col = max(bisect_right(index.ctx_los, ctx) - 1, 0)
+        (bs_lo, bs_hi), (ctx_lo, ctx_hi) = self.batch_ranges[row], self.ctx_ranges[col]
+        return index.k_eff[row][col], Bucket(bs_lo, bs_hi, ctx_lo, ctx_hi)
+
     def bucket_for(self, batch_size: int, ctx: int) -> Bucket:
         """The cell (as written) that serves (batch_size, ctx)."""
         bs_lo, bs_hi = self.batch_ranges[self.row_for(max(batch_size, 1))]

@@ -9,12 +9,12 @@ to a request that overwrites those positions, which invalidates the slot's block
 overwritten one.
 
 A new request looks up its longest registered prefix (`PrefixHit.slots`: every slot holding it).
-The scheduler then picks the free slot whose reuse destroys the fewest cached blocks held
-nowhere else (`lost_blocks`): a free slot holding the prefix is taken in place (zero copy) unless
-that would destroy a longer cached tail that another free slot would not; otherwise the prefix
-positions are copied into the chosen slot. At least one prompt token is always recomputed so the
-request gets logits to sample from.
-"""
+The scheduler then picks a free slot whose reuse destroys no cached block held nowhere else
+(`lost_blocks`): a free slot holding the prefix is taken in place (zero copy) unless that would
+destroy a longer cached tail that another free slot would not; otherwise the prefix positions are
+copied into the chosen slot. When every free slot would lose blocks, the least recently admitted
+one is reused (LRU). At least one prompt token is always recomputed so the request gets logits to
+sample from. """
 
 from __future__ import annotations
 

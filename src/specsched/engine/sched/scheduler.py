@@ -75,6 +75,8 @@ class Scheduler:
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
         self.free_slots: list[int] = list(range(cfg.max_num_seqs))
+        self._admissions = 0
+        self._last_admitted = [0] * cfg.max_num_seqs  # admission counter per slot (LRU)
 
     def add(self, seq: Sequence) -> None:
         self.waiting.append(seq)
@@ -110,23 +112,30 @@ class Scheduler:
     def _admit(self, seq: Sequence) -> KVCopy | None:
         """Give the sequence a slot, reusing a cached prompt prefix when there is one.
 
-        The free slot chosen is the one whose reuse loses the fewest cached blocks held nowhere
-        else; ties go to a slot already holding the prefix (zero copy), then to the lowest id.
+        The free slot chosen loses no cached block held nowhere else, if one does (a slot
+        already holding the prefix first: zero copy); otherwise it is the least recently
+        admitted slot (LRU: a benchmark's freshly warmed prompts are not evicted for a stale
+        longer cache), then the one losing the fewest blocks, then the lowest id.
         A slot holding the prefix keeps it; any other slot gets the prefix copied in."""
         pc = self.prefix_cache
         hit = None if pc is None else pc.lookup(seq.block_hashes, seq.num_prompt_tokens)
         holders = frozenset() if hit is None else hit.slots
         cached = 0 if hit is None else hit.num_tokens
 
-        def cost(s: int) -> tuple[int, int, int]:
+        def cost(s: int) -> tuple[bool, int, int, int, int]:
             lost = 0 if pc is None else pc.lost_blocks(s, cached if s in holders else 0)
-            return lost, int(s not in holders), s
+            # a slot that loses nothing first (a holder first: zero copy); else the least
+            # recently admitted slot (LRU), so a run's own warm prompts survive older caches
+            stale = self._last_admitted[s] if lost else 0
+            return lost > 0, stale, int(s not in holders), lost, s
 
         slot = min(self.free_slots, key=cost)
         copy: KVCopy | None = None
         if hit is not None and slot not in holders:
             copy = KVCopy(min(holders), slot, cached)
         self.free_slots.remove(slot)
+        self._admissions += 1
+        self._last_admitted[slot] = self._admissions
         seq.slot = slot
         seq.num_computed_tokens = cached
         seq.stats.num_cached_tokens = cached
