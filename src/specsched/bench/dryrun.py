@@ -9,10 +9,11 @@ Every context aggregate the router offers (mean, median, max, each floored) shif
 when every context grows by t, so the representative at t is ctx_repr(0) + t and K only changes
 where that crosses a context-range lower bound: the K function is stored run-length encoded.
 Arms with the same drafter, the same options and the same K function at every token of every wave
-are *controls* on the scenario (an adaptive arm's K depends on what it observes: it is never a
-control of another arm, and its K values are shown as the range it may choose): the same
-configuration, their measured difference is noise. On the engine backend an arm with K = 0 at every
-token is no-spec whatever its drafter. No torch here.
+are *controls* on the scenario (also on the smaller batches a wave shrinks to as its requests
+finish; an adaptive arm's K depends on what it observes: it is never a control of another arm, and
+its K values are shown as the range it may choose): the same configuration, their measured
+difference is noise. On the engine backend an arm with K = 0 at every token is no-spec whatever its
+drafter. No torch here.
 """
 
 from __future__ import annotations
@@ -167,7 +168,14 @@ def classify_scenario(exp: Experiment, scenario: Scenario) -> ScenarioDryRun:
             k_values[arm.name] = tuple(range(arm.policy.max_k + 1))
             continue
         per_wave = [wave_k_runs(arm, lens, scenario.output_len) for lens in waves]
-        key = _config_key(exp, arm, per_wave)
+        # with speculation requests of one wave finish at different steps (their acceptance
+        # differs): the batch passes through every smaller size, so arms that draft are controls
+        # only if they also agree on each wave's shrunken batches (the first b requests, b < B).
+        # Without drafting, equal output lengths finish together: the batch never shrinks.
+        drafts = any(k for runs in per_wave for _, ks in runs for k in ks)
+        shrunk = [wave_k_runs(arm, lens[:b], scenario.output_len)
+                  for lens in waves for b in range(1, len(lens))] if drafts else []
+        key = _config_key(exp, arm, per_wave + shrunk)
         groups.setdefault(key, []).append(arm.name)
         for w, (lens, runs) in enumerate(zip(waves, per_wave)):
             crossings.extend(_crossings(arm, w, lens, runs))

@@ -129,6 +129,9 @@ class Scenario:
                 raise UserError(f"{where}: prefix_len + suffix_len must be >= 1 (both >= 0)")
             if self.num_prefixes < 1:
                 raise UserError(f"{where}: num_prefixes must be >= 1")
+            if not 0 <= self.range_ratio < 1 or (self.range_ratio and self.suffix_len < 1):
+                raise UserError(f"{where}: range_ratio (of the suffix length) must be in [0, 1) "
+                                f"and needs suffix_len >= 1")
         elif self.kind in (ScenarioKind.RANDOM, ScenarioKind.PHASES):
             if self.input_len < 1:
                 raise UserError(f"{where}: {self.kind.value} needs input_len >= 1")

@@ -18,9 +18,13 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
     if s.kind is ScenarioKind.BATCH:
         return tuple(RequestShape(p, s.output_len) for p in s.prompt_lens)
     if s.kind is ScenarioKind.PREFIX_REPETITION:
-        total = s.prefix_len + s.suffix_len
+        # range_ratio > 0: suffix lengths uniform in suffix_len x (1 ± r), drawn with the seed
+        srng = random.Random(f"{seed}/{s.name}/suffixes")
+        lo = max(1, int(s.suffix_len * (1 - s.range_ratio)))
+        hi = max(lo, int(s.suffix_len * (1 + s.range_ratio)))
         return tuple(
-            RequestShape(total, s.output_len, prefix_id=i % s.num_prefixes, prefix_len=s.prefix_len)
+            RequestShape(s.prefix_len + (srng.randint(lo, hi) if s.range_ratio else s.suffix_len),
+                         s.output_len, prefix_id=i % s.num_prefixes, prefix_len=s.prefix_len)
             for i in range(s.num_requests)
         )
     # RANDOM: uniform integers in [input_len*(1-r), input_len*(1+r)], as vLLM's random dataset.

@@ -20,6 +20,7 @@ from typing import Any
 
 from specsched.cli._common import stdout_console
 from specsched.demo.config import Shape
+from specsched.errors import UserError
 
 
 def register(sub: Any) -> None:
@@ -34,6 +35,9 @@ def register(sub: Any) -> None:
                    help="smollm2-135m (default), a .gguf file or a HF directory")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: safest on a shared machine)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="run the scenarios at this profiled batch size (default: the one where "
+                   "the plans differ most)")
     p.add_argument("--shape", choices=[s.value for s in Shape], default=Shape.SERVING.value,
                    help="serving (default): continuous batching, 2 requests per slot, mixed "
                    "prompt lengths, new text every replicate; wave: one wave of B requests of one "
@@ -152,6 +156,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = (quick_config(args.model, args.threads) if args.quick
            else DemoConfig(model=args.model, threads=args.threads))
     cfg = dataclasses.replace(cfg, shape=Shape(args.shape))
+    if args.batch_size is not None:
+        if args.batch_size not in cfg.batch_sizes:
+            raise UserError(f"--batch-size {args.batch_size}: the demo profiles batch sizes "
+                            f"{', '.join(map(str, cfg.batch_sizes))}; pick one of them")
+        cfg = dataclasses.replace(cfg, scenarios=tuple(
+            dataclasses.replace(s, batch_size=args.batch_size) for s in cfg.scenarios))
     ui = RichUI()
     try:
         result = run_demo(args.out, cfg, ui, force=args.force)

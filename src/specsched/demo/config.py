@@ -28,9 +28,11 @@ class Shape(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class DemoScenario:
-    """A workload at about `ctx` prompt tokens. SERVING: `requests_per_slot` x B requests of
-    lengths drawn in ctx x (1 ± range_ratio), at most B in flight (a request starts when one
-    finishes, like `vllm bench serve --max-concurrency`), different text every replicate.
+    """A workload at about `ctx` prompt tokens. SERVING: `requests_per_slot` x B requests about
+    one document: a shared prefix of ctx - T tokens and each request's own tail of T x (1 ±
+    range_ratio) tokens (T = `tail_len`, at most ctx / 2), at most B in flight (a request
+    starts when one finishes, like `vllm bench serve --max-concurrency`), a different document
+    every replicate (the prefix prefills once per replicate, not once per request).
     WAVE: B requests of exactly `ctx` tokens (a shared prefix + distinct `suffix_len` tails)
     started together, the same text every replicate. `batch_size=None`: chosen from the plan
     (see module doc)."""
@@ -41,7 +43,8 @@ class DemoScenario:
     batch_size: int | None = None
     suffix_len: int = 32
     requests_per_slot: int = 2
-    range_ratio: float = 0.25
+    range_ratio: float = 0.5
+    tail_len: int = 256
 
     def __post_init__(self) -> None:
         if (self.batch_size is not None and self.batch_size < 1) or self.output_len < 1:
@@ -66,8 +69,15 @@ class DemoScenario:
         assert self.batch_size is not None
         return self.batch_size * (self.requests_per_slot if shape is Shape.SERVING else 1)
 
+    @property
+    def tail(self) -> int:
+        """SERVING: the tokens of a request's own text (before the ± range_ratio draw)."""
+        return min(self.tail_len, self.ctx // 2)
+
     def longest_prompt(self, shape: Shape) -> int:
-        return int(self.ctx * (1 + self.range_ratio)) + 1 if shape is Shape.SERVING else self.ctx
+        if shape is Shape.SERVING:
+            return self.ctx - self.tail + int(self.tail * (1 + self.range_ratio)) + 1
+        return self.ctx
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +91,9 @@ class DemoConfig:
     ks: tuple[int, ...] = (0, 1, 2, 3)
     repeats: int = 5
     warmup_steps: int = 2
-    acceptance_tokens: int = 32
+    acceptance_tokens: int = 64
+    acceptance_prompts: int = 16  # distinct tails of one document per context (see tune)
+    acceptance_tail: int = 512
     scenarios: tuple[DemoScenario, ...] = field(default_factory=lambda: (
         DemoScenario("short", 512, 40),
         DemoScenario("long", 4096, 40),
@@ -123,7 +135,7 @@ def quick_config(model: str = "smollm2-135m", threads: int = 1) -> DemoConfig:
     replicates; too few to resolve small effects (the report says so with its noise floor)."""
     return DemoConfig(
         model=model, threads=threads, batch_sizes=(1, 4), contexts=(256, 2048), ks=(0, 1, 3),
-        repeats=3, warmup_steps=1, acceptance_tokens=24,
+        repeats=3, warmup_steps=1, acceptance_tokens=32, acceptance_prompts=8,
         scenarios=(DemoScenario("short", 256, 16), DemoScenario("long", 2048, 16)),
         replicates=5,
     )

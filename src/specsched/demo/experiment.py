@@ -50,10 +50,10 @@ def resolved_scenarios(cfg: DemoConfig, plans: TunePlans) -> tuple[DemoScenario,
 
 def _scenario_obj(cfg: DemoConfig, s: DemoScenario) -> dict[str, Any]:
     n = s.num_requests(cfg.shape)
-    if cfg.shape is Shape.SERVING:
-        return {"name": s.name, "kind": "random", "input_len": s.ctx,
-                "range_ratio": s.range_ratio, "num_requests": n, "concurrency": s.batch_size,
-                "output_len": s.output_len}
+    if cfg.shape is Shape.SERVING:  # requests about one document: its prefix prefills once
+        return {"name": s.name, "kind": "prefix_repetition", "prefix_len": s.ctx - s.tail,
+                "suffix_len": s.tail, "range_ratio": s.range_ratio, "num_prefixes": 1,
+                "num_requests": n, "concurrency": s.batch_size, "output_len": s.output_len}
     return {"name": s.name, "kind": "prefix_repetition", "prefix_len": s.ctx - s.suffix_len,
             "suffix_len": s.suffix_len, "num_prefixes": 1, "num_requests": n,
             "concurrency": s.batch_size, "output_len": s.output_len}

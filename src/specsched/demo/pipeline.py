@@ -100,6 +100,7 @@ def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
     pcfg = EngineProfileConfig(
         model=cfg.model, speculative=cfg.speculative, dtype=cfg.dtype, threads=cfg.threads,
         repeats=cfg.repeats, warmup=cfg.warmup_steps, acceptance_tokens=cfg.acceptance_tokens,
+        acceptance_prompts=cfg.acceptance_prompts, acceptance_tail=cfg.acceptance_tail,
     )
     return grid, pcfg
 

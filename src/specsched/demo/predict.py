@@ -20,6 +20,10 @@ def scenario_spec(scenario: Scenario, waves: bool) -> WorkloadSpec:
         lo = max(1, int(scenario.input_len * (1 - scenario.range_ratio)))
         hi = max(lo, int(scenario.input_len * (1 + scenario.range_ratio)))
         prompt = LengthDist(DistKind.UNIFORM, (lo, hi))
+    elif scenario.kind is ScenarioKind.PREFIX_REPETITION and scenario.range_ratio:
+        lo = scenario.prefix_len + max(1, int(scenario.suffix_len * (1 - scenario.range_ratio)))
+        hi = scenario.prefix_len + int(scenario.suffix_len * (1 + scenario.range_ratio))
+        prompt = LengthDist(DistKind.UNIFORM, (lo, max(lo, hi)))
     else:
         total = (sum(scenario.prompt_lens) // len(scenario.prompt_lens)
                  if scenario.prompt_lens else scenario.prefix_len + scenario.suffix_len)

@@ -61,6 +61,9 @@ class EngineProfileConfig:
     acceptance_tokens: int = 128  # generated tokens per request for an acceptance point
     acceptance_prompts: int = 16  # requests (distinct texts) per acceptance point
     prompts_file: str | None = None  # the user's text for acceptance (None: the corpus)
+    # > 0: acceptance prompts share all but their last `acceptance_tail` tokens (one long
+    # prefill per context instead of one per prompt; the tails still differ); 0: distinct texts
+    acceptance_tail: int = 0
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
 
     def __post_init__(self) -> None:
@@ -73,6 +76,8 @@ class EngineProfileConfig:
                 raise UserError(f"--{name.replace('_', '-')} must be >= 1")
         if self.warmup < 0:
             raise UserError("--warmup must be >= 0")
+        if self.acceptance_tail < 0:
+            raise UserError("acceptance_tail must be >= 0")
         if self.threads is not None and self.threads < 1:
             raise UserError("--threads must be >= 1")
 
@@ -176,7 +181,7 @@ class EngineProfiler:
             user = load_prompt_tokens(self.cfg.prompts_file, None if tok is None else tok.encode,
                                       self.llm.engine.model_cfg.vocab_size)
         return acceptance_prompts(self._pieces, user, self.cfg.acceptance_prompts, ctx,
-                                  TEXT_SEED)
+                                  TEXT_SEED, self.cfg.acceptance_tail)
 
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
         c = self.cfg
