@@ -36,13 +36,16 @@ class TrialSpec:
 
 @dataclass(frozen=True, slots=True)
 class RequestResult:
-    """One request. Times in seconds from the request's submission."""
+    """One request. Times in seconds from the request's submission; `submit_s`: when it was
+    submitted, in seconds from the trial's start (requests of a serving trial start when a slot
+    frees, so their own clocks differ)."""
 
     num_prompt_tokens: int  # as the backend counted them (a server's usage when it reports one)
     num_output_tokens: int
     ttft_s: float
     latency_s: float
     itl_s: tuple[float, ...] = ()  # gaps between streamed chunks after the first
+    submit_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         itl = self.itl_s
@@ -51,6 +54,7 @@ class RequestResult:
             "num_output_tokens": self.num_output_tokens,
             "ttft_s": self.ttft_s,
             "latency_s": self.latency_s,
+            "submit_s": self.submit_s,
             "itl_s_median": statistics.median(itl) if itl else None,
             "itl_s_mean": statistics.fmean(itl) if itl else None,
         }
@@ -77,10 +81,11 @@ class TrialResult:
     @property
     def decode_tok_s(self) -> float:
         """Decode only: tokens after each request's first, from the first token of the trial to
-        its last (time to first token left out)."""
+        its last, on the trial's clock (time to first token left out)."""
         if not self.requests:
             return 0.0
-        span = max(r.latency_s for r in self.requests) - min(r.ttft_s for r in self.requests)
+        span = (max(r.submit_s + r.latency_s for r in self.requests)
+                - min(r.submit_s + r.ttft_s for r in self.requests))
         tokens = sum(max(0, r.num_output_tokens - 1) for r in self.requests)
         return tokens / span if span > 0 else 0.0
 

@@ -167,6 +167,7 @@ class EngineBackend:
                 ttft_s=chunks[0] - submitted if chunks else 0.0,
                 latency_s=chunks[-1] - submitted if chunks else 0.0,
                 itl_s=itl,
+                submit_s=submitted - res.start_s,
             ))
         st = res.stats
         learned = llm.engine.learned_schedule()  # an adaptive arm's learned grid, else None

@@ -103,9 +103,10 @@ def completion_body(model: str, prompt: str | list[int], max_tokens: int, sampli
 
 
 async def stream_completion(client: httpx.AsyncClient, url: str, body: dict[str, Any],
-                            limits: ReplyLimits) -> RequestResult:
-    """Send one streaming request and time its chunks (seconds from submission). A reply that
-    breaks the rules of `replies` raises TrialFailed; a non-200 status, UserError."""
+                            limits: ReplyLimits, trial_t0: float | None = None) -> RequestResult:
+    """Send one streaming request and time its chunks (seconds from submission; `trial_t0`: the
+    trial's start on `time.perf_counter`'s clock, for `submit_s`). A reply that breaks the rules
+    of `replies` raises TrialFailed; a non-200 status, UserError."""
     t0 = time.perf_counter()
     stamps: list[float] = []
     usage: dict[str, Any] | None = None
@@ -129,7 +130,8 @@ async def stream_completion(client: httpx.AsyncClient, url: str, body: dict[str,
     ttft = stamps[0] if stamps else end
     itl = tuple(b - a for a, b in itertools.pairwise(stamps))
     return RequestResult(num_prompt_tokens=prompt_tokens, num_output_tokens=output_tokens,
-                         ttft_s=ttft, latency_s=end, itl_s=itl)
+                         ttft_s=ttft, latency_s=end, itl_s=itl,
+                         submit_s=0.0 if trial_t0 is None else t0 - trial_t0)
 
 
 def _json_object(resp: httpx.Response) -> dict[str, Any] | None:
@@ -237,6 +239,7 @@ class OpenAIBackend:
         """Every request of the trial, `concurrency` at a time. All run to the end even when one
         fails (no orphaned tasks); then a UserError wins over a TrialFailed."""
         sem = asyncio.Semaphore(trial.scenario.concurrency)
+        trial_t0 = time.perf_counter()
         limits = httpx.Limits(max_connections=trial.scenario.concurrency + 4)
         timeout = httpx.Timeout(self.config.request_timeout_s)
         url = base_url + "/v1/completions"
@@ -245,7 +248,7 @@ class OpenAIBackend:
             async def one(body: dict[str, Any], lim: ReplyLimits) -> RequestResult:
                 async with sem:
                     try:
-                        return await stream_completion(client, url, body, lim)
+                        return await stream_completion(client, url, body, lim, trial_t0)
                     except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
                         why = one_line(str(exc))
                         raise TrialFailed(f"broken reply from {url}: {why}") from None
