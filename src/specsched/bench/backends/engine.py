@@ -171,9 +171,6 @@ class EngineBackend:
             ))
         st = res.stats
         learned = llm.engine.learned_schedule()  # an adaptive arm's learned grid, else None
-        firsts = [c[0] for c in res.chunk_times if c]
-        decode_s = res.end_s - min(firsts) if firsts else 0.0
-        decode_tokens = sum(max(0, r.num_output_tokens - 1) for r in requests)
         extra = {
             "engine": "specsched",
             "model": llm.model_name,
@@ -185,7 +182,6 @@ class EngineBackend:
             "learned_schedule": None if learned is None else learned.entries(5),
             "greedy": scenario.sampling.temperature == 0.0,
             "output_hash": output_hash([s.output_token_ids for s in res.seqs]),
-            "decode_tok_s": decode_tokens / decode_s if decode_s > 0 else None,
             "num_steps": st.num_steps,
             "num_spec_steps": st.num_spec_steps,
             "num_cached_prompt_tokens": sum(s.stats.num_cached_tokens for s in res.seqs),
