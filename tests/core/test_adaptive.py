@@ -29,6 +29,9 @@ from specsched.schedule import Schedule, lint_schedule
 # cheap drafts (speculation pays) and expensive ones (it loses); seconds per feature unit
 FAST = StepCostModel((0.010, 0.001, 0.004, 0.0005, 0.0002, 0.002, 0.0), 0.0, 0, 0.03)
 SLOW = StepCostModel((0.010, 0.001, 0.004, 0.004, 0.003, 0.02, 0.0), 0.0, 0, 0.03)
+# this CPU's SmolLM2-135M with streaming self-draft (the demo's profile, rounded): B=4 x ctx 4096
+# costs 158 ms at K=0, 215 / 268 / 321 ms at K=1 / 2 / 3
+CPU = StepCostModel((0.047, 0.0092, 0.0048, 0.0058, -0.001, 0.045, 0.0), 0.0, 0, 0.16)
 
 
 def adaptive(cost: StepCostModel | None, acc: float, per_request: bool = True,
@@ -80,8 +83,11 @@ def test_converges_to_the_best_k_from_a_wrong_prior(per_request: bool) -> None:
     statics = static_goodputs(wl, FAST)
     best = int(np.argmax(statics))
     assert best >= 3  # the setup: long drafts pay
-    got, decisions = run(wl, adaptive(FAST, acc=0.5, per_request=per_request), FAST)
-    assert got >= 0.97 * statics[best]
+    # like the statics, the mean of 3 seeds: one seed's per-request draws move it by +-3 %
+    runs = [run(wl, adaptive(FAST, acc=0.5, per_request=per_request), FAST, seed=s)
+            for s in range(3)]
+    assert np.mean([g for g, _ in runs]) >= 0.97 * statics[best]
+    decisions = runs[0][1]
     late = Counter(d.step_k for d in decisions[len(decisions) // 2:])
     assert late.most_common(1)[0][0] >= best - 1
 
@@ -93,6 +99,29 @@ def test_stays_at_zero_where_speculation_loses() -> None:
     got, decisions = run(wl, adaptive(SLOW, acc=0.7), SLOW)  # an optimistic prior
     assert got >= 0.98 * statics[0]
     assert sum(d.step_k > 0 for d in decisions) <= 0.1 * len(decisions)
+
+
+@pytest.mark.parametrize("acc", [0.2, 0.45])
+def test_short_requests_under_a_profile_measured_on_other_text(acc: float) -> None:
+    """The demo's one-wave failure: the profile's corpus accepted 93 %, the workload's text far
+    less, the plan says K = 3, requests are 40 tokens long. The slow start (K <= 1 until a
+    request's own verify) and a weak profile prior keep the loss to a few steps of learning; the
+    old settings (start at the plan's K, the profile weighing 10 verifies) lost several times
+    more."""
+    wl = workload(4, 4, 4096, 40, acc)
+    statics = static_goodputs(wl, CPU)
+    plan = Schedule.constant(3)
+
+    def mean_goodput(**kw: Any) -> float:
+        return float(np.mean([run(wl, adaptive(CPU, 0.93, schedule=plan, **kw), CPU, seed=s)[0]
+                              for s in range(3)]))
+
+    new = mean_goodput()
+    old = mean_goodput(start_k=4, cell_prior_weight=10.0)
+    assert new >= 0.95 * max(statics) and new >= 0.95 * statics[0]
+    assert new - old >= 0.02 * statics[0]
+    first = run(wl, adaptive(CPU, 0.93, schedule=plan), CPU)[1]
+    assert max(first[1].num_spec_tokens) <= 1  # the first decode step: the slow start's K
 
 
 def test_follows_a_change_of_text_within_20_steps() -> None:

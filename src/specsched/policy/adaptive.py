@@ -42,11 +42,12 @@ from specsched.policy.optimize import Choice, best_per_request, best_per_step, e
 
 
 class _Request:
-    __slots__ = ("horizons", "last_k")
+    __slots__ = ("horizons", "last_k", "num_verifies")
 
     def __init__(self, max_k: int) -> None:
         self.horizons = TwoHorizon(max_k)
         self.last_k: int | None = None
+        self.num_verifies = 0  # verifies of its own drafts (the slow start's ramp)
 
     @property
     def counts(self) -> AcceptanceCounts:
@@ -140,6 +141,7 @@ class AdaptivePolicy:
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = self._warmup(np.minimum(anchor, caps), caps)
         else:
+            caps = np.minimum(caps, [self._slow_start(r) for r in reqs])
             ks = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
         ks, probe = self._explore(state, ks, caps)
         idle_cells: set[Cell] = set()
@@ -162,6 +164,15 @@ class AdaptivePolicy:
         step_k = int(ks.max())
         self.last_step_k = step_k
         return KDecision(tuple(out), step_k, prior.route)
+
+    def _slow_start(self, req: _Request) -> int:
+        """The most a request may draft now: start_k before its first verify, then doubling
+        with each verify of its own (TCP's slow start): a profile measured on other text can
+        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one."""
+        start = self.cfg.start_k
+        if req.num_verifies == 0 or start >= self.cfg.max_k:
+            return start
+        return max(start, 1) << min(req.num_verifies, 8)
 
     def _warmup(self, anchor: np.ndarray, caps: np.ndarray) -> np.ndarray:
         """No cost prior yet: follow the prior, varying K every 4th step so the regression sees
@@ -214,6 +225,7 @@ class AdaptivePolicy:
             if r.num_spec_tokens == 0:
                 continue
             req = self._request(r.request_id)
+            req.num_verifies += 1
             cell = cell_of(b, r.num_computed_tokens)
             w, c = self.cfg.request_prior_weight, req.counts  # its first position's estimate
             p0 = float((c.accepted[0] + w * self.bucket_acceptance(cell[1])[0])

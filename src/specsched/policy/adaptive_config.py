@@ -36,9 +36,15 @@ class AdaptiveConfig:
     first-position outcomes passes `change_h` (the text changed: a repetitive phase turned into
     free text, or back). idle_decay: per step a decoding request drafts nothing (its estimate
     drifts back toward its cell, so a request turned off is tried again later).
+    start_k: the most a request drafts before it has verified anything of its own; the cap
+    doubles with each of its verifies (a slow start: a profile measured on other text can be far
+    off, and position 0 is tested as well at K = 1 as at K = 4, for a fraction of the cost).
     *_prior_weight: pseudo-verifies of the shrinkage targets (for requests: the default when
     fewer than three requests of the batch have evidence; else estimated from how much they
-    differ). margin: switch K only for a predicted goodput gain above it (hysteresis).
+    differ). The profile's acceptance weighs 3: it was measured on other text, and acceptance
+    differs between texts by about 0.25 (0.93 on the profile's corpus vs 0.56 on one demo
+    document), a Beta prior with p(1-p)/sd^2 - 1 ~ 3 pseudo-verifies.
+    margin: switch K only for a predicted goodput gain above it (hysteresis).
     explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
     confirms the current choice doubles the cell's period (up to 4x). guard_z: a cell whose
@@ -54,7 +60,8 @@ class AdaptiveConfig:
     cell_decay: float = 0.95
     idle_decay: float = 0.95
     request_prior_weight: float = 4.0
-    cell_prior_weight: float = 10.0
+    cell_prior_weight: float = 3.0
+    start_k: int = 1
     margin: float = 0.03
     explore_every: int = 24
     explore_budget: float = 0.06
@@ -69,6 +76,9 @@ class AdaptiveConfig:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise UserError(f"adaptive: {name} must be in (0, 1], got {value}")
+        if not 0 <= self.start_k <= self.max_k:
+            raise UserError(f"adaptive: start_k must be in [0, max_k={self.max_k}], "
+                            f"got {self.start_k}")
         if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
             raise UserError("adaptive: need margin >= 0, explore_every >= 2, "
                             "0 <= explore_budget < 0.5")
