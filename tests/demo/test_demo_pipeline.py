@@ -110,3 +110,20 @@ def test_demo_with_other_settings_needs_force(config: DemoConfig, tmp_path: Path
     (out / "profile.json").write_text("{}")
     with pytest.raises(UserError, match="other settings"):
         run_demo(out, config, SilentUI())
+
+
+def test_demo_after_an_upgrade_names_the_earlier_experiment(config: DemoConfig,
+                                                             tmp_path: Path) -> None:
+    """Same demo settings, another experiment (specsched changed the arms or the policy's
+    settings): the demo refuses to mix the trials, says how to start over, changes nothing."""
+    out = tmp_path / "d"
+    run_demo(out, config, SilentUI())
+    results = out / "results.jsonl"
+    lines = results.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["experiment_hash"] = "0" * 16
+    tampered = "\n".join([json.dumps(header), *lines[1:]]) + "\n"
+    results.write_text(tampered)
+    with pytest.raises(UserError, match=r"earlier experiment.*--force"):
+        run_demo(out, config, SilentUI())
+    assert results.read_text() == tampered
