@@ -36,6 +36,10 @@ from specsched.errors import UserError
 ProgressFn = Callable[[int, int, PlannedTrial], None]
 
 
+class OtherExperimentError(UserError):
+    """Resuming a results file that another experiment wrote (nothing was changed)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunSummary:
     path: Path
@@ -69,14 +73,14 @@ def prepare_results(exp: Experiment, dry: DryRun, out: Path, resume: bool,
     if not out.exists():
         raise UserError(f"{out}: nothing to resume (no such file); run without --resume first")
     results = read_results(out, allow_corrupt_tail=truncate_tail)
-    side = None
-    if results.corrupt_tail is not None:
-        side = truncate_corrupt_tail(out, results.corrupt_tail)
-    if results.experiment_hash != digest:
-        raise UserError(
+    if results.experiment_hash != digest:  # before anything in the file is touched
+        raise OtherExperimentError(
             f"{out}: written by experiment {results.experiment_hash}, but this experiment is "
             f"{digest} (arms, scenarios or schedules changed); use another --out"
         )
+    side = None
+    if results.corrupt_tail is not None:
+        side = truncate_corrupt_tail(out, results.corrupt_tail)
     return {str(t["key"]) for t in results.trials if not t.get("warmup")}, side
 
 

@@ -105,18 +105,6 @@ def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
     return grid, pcfg
 
 
-def _check_same_experiment(results_path: Path, exp: Experiment, out: Path) -> None:
-    """A demo continues only its own experiment: after an upgrade of specsched (arms, policy
-    settings) the same demo settings write another experiment, and its trials must not mix."""
-    from specsched.bench.load import experiment_hash
-    from specsched.bench.results import read_results
-
-    if read_results(results_path).experiment_hash != experiment_hash(exp):
-        raise UserError(f"{out} holds trials of an earlier experiment (specsched or its settings "
-                        f"changed since); pass --force to start over (make demo: remove {out}), "
-                        f"or choose another --out")
-
-
 class _LazyLLM:
     """Loads the model only when a step needs it (a finished demo reruns its report instantly)."""
 
@@ -150,7 +138,7 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
     from specsched.bench.load import load_experiment
     from specsched.bench.report import write_report
     from specsched.bench.results import read_results
-    from specsched.bench.runner import run_experiment
+    from specsched.bench.runner import OtherExperimentError, run_experiment
     from specsched.tune.pipeline import plan_profile, write_tune_outputs
 
     resumed = prepare_out(out, cfg, force)
@@ -177,10 +165,13 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
     def progress(done: int, total: int, trial: Any) -> None:
         ui.bench_progress(done, total, f"{trial.scenario} / {trial.arm} rep {trial.replicate}")
 
-    if results_path.exists():
-        _check_same_experiment(results_path, exp, out)
-    run_experiment(exp, dry, backend, results_path, resume=results_path.exists(),
-                   truncate_tail=True, progress=progress)
+    try:
+        run_experiment(exp, dry, backend, results_path, resume=results_path.exists(),
+                       truncate_tail=True, progress=progress)
+    except OtherExperimentError:  # same demo settings, but specsched changed the experiment
+        raise UserError(f"{out} holds trials of an earlier experiment (specsched or its "
+                        f"settings changed since); pass --force to start over (make demo: "
+                        f"remove {out}), or choose another --out") from None
     results = read_results(results_path)
     analysis = analyze(results)
     decode = analyze(results, Metric.DECODE_TOK_S)

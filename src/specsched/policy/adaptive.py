@@ -172,7 +172,7 @@ class AdaptivePolicy:
         start = self.cfg.start_k
         if req.num_verifies == 0 or start >= self.cfg.max_k:
             return start
-        return max(start, 1) << min(req.num_verifies, 8)
+        return start << min(req.num_verifies, 8)
 
     def _warmup(self, anchor: np.ndarray, caps: np.ndarray) -> np.ndarray:
         """No cost prior yet: follow the prior, varying K every 4th step so the regression sees

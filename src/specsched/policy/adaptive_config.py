@@ -76,8 +76,8 @@ class AdaptiveConfig:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise UserError(f"adaptive: {name} must be in (0, 1], got {value}")
-        if not 0 <= self.start_k <= self.max_k:
-            raise UserError(f"adaptive: start_k must be in [0, max_k={self.max_k}], "
+        if not 1 <= self.start_k <= self.max_k:  # 0 would never draft: no verify to ramp on
+            raise UserError(f"adaptive: start_k must be in [1, max_k={self.max_k}], "
                             f"got {self.start_k}")
         if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
             raise UserError("adaptive: need margin >= 0, explore_every >= 2, "

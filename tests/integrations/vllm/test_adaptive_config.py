@@ -50,6 +50,7 @@ def bad_profile(tmp_path: Path) -> str:
         (adaptive({"max_k": 0}), r"max_k must be in \[1, 16\]"),
         (adaptive({"max_k": 17}), r"max_k must be in \[1, 16\]"),
         (adaptive({"max_k": "4"}), "max_k must be an integer, got '4'"),
+        (adaptive({"start_k": 0}), r"start_k must be in \[1, max_k=4\]"),
         (adaptive({"margin": True}), "margin must be a finite number"),
         (adaptive({"request_decay": 1.5}), r"request_decay must be in \(0, 1\]"),
         (adaptive({"cost_prior": [1, 2]}), "cost_prior needs 7 coefficients"),
