@@ -1,0 +1,67 @@
+"""Per-step trace of a K policy on the reference engine (a diagnostic script, not part of the
+package): runs arms of one scenario of an experiment and prints, per step, the batch size, K per
+request, accepted drafts per request, step time (ms) and the adaptive guard's state.
+
+  .venv/bin/python notes/scripts/policy_trace.py EXPERIMENT.yaml ARM[,ARM...] REPLICATES SCENARIO -v [-t]
+
+Used 2026-12-01 with benchmarks/results/demo/2026-12-01-wave-B4/experiment.yaml plus static-K1/K2
+arms (copied with its profile and schedules), scenario long-ctx4096-B4, and with
+examples/experiments/adaptive_grid_prefix.yaml, scenario B16-ctx512."""
+import sys
+
+from specsched.bench.backends.base import TrialSpec
+from specsched.bench.backends.engine import EngineBackend
+from specsched.bench.load import load_experiment
+from specsched.bench.workload import request_shapes
+
+exp_path = sys.argv[1]
+arms = sys.argv[2].split(",")
+reps = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+scen_name = sys.argv[4] if len(sys.argv) > 4 else "long-ctx4096-B4"
+exp = load_experiment(exp_path)
+backend = EngineBackend.from_options(dict(exp.backend_options))
+scen = exp.scenario(scen_name)
+shapes = request_shapes(scen, exp.seed)
+
+class Rec:
+    def __init__(self, p): self.p, self.log = p, []
+    @property
+    def max_k(self): return self.p.max_k
+    def decide(self, b):
+        d = self.p.decide(b); self.cur = {"B": len(b), "ks": list(d.num_spec_tokens)}
+        cs = getattr(self.p, "cell_state", {})
+        self.cur["guard"] = {c: (st.trips, st.guarded) for c, st in cs.items() if st.trips}
+        if hasattr(self.p, "cost"):
+            import numpy as np
+            self.cur["theta"] = np.round(self.p.cost.theta, 4).tolist()
+        return d
+    def observe(self, o):
+        self.cur["acc"] = [(r.num_spec_tokens, r.num_accepted_tokens) for r in o.requests]
+        self.cur["t"] = round((o.step_time_s or 0) * 1000, 1)
+        self.log.append(self.cur); self.p.observe(o)
+
+import specsched.engine.engine as E
+
+orig = E.LLMEngine.set_speculative
+recs = []
+def patched(self, spec):
+    orig(self, spec)
+    sp = getattr(self, "speculator", None)
+    if sp is not None and getattr(sp, "policy", None) is not None:
+        r = Rec(sp.policy); sp.policy = r; recs.append(r)
+E.LLMEngine.set_speculative = patched
+summary = {}
+for rep in range(reps):
+    for a in arms:
+        arm = exp.arm(a)
+        recs.clear()
+        t = TrialSpec(arm=arm, scenario=scen, shapes=shapes, replicate=rep, position=0, warmup=False, seed=rep)
+        res = backend.run_trial(t)
+        summary.setdefault(a, []).append(res.wall_s)
+        print(f"{a:12s} rep{rep} wall {res.wall_s:.2f} steps {res.extra['num_steps']} k {res.k_histogram}", flush=True)
+        if "-v" in sys.argv and recs:
+            for s in recs[-1].log:
+                print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "")
+base = sum(summary[arms[0]])/len(summary[arms[0]])
+for a, w in summary.items():
+    m = sum(w)/len(w); print(f"{a:12s} mean wall {m:.2f}  x{base/m:.3f}")
