@@ -112,18 +112,25 @@ def test_arm_to_speculative_config() -> None:
     from specsched.bench.backends.engine import EngineOptions, speculative_config
     from specsched.engine import DrafterKind
 
-    opts = EngineOptions(window=64)
+    opts = EngineOptions.from_options({"window": 64})
+    assert opts.speculative.window == 64 and opts.speculative.drafter is DrafterKind.STREAMING
     assert speculative_config(Arm("n", PolicyConfig.constant(0)), opts) is None
     three = PolicyConfig(schedule=PolicyConfig.constant(3).schedule, per_request_k=True)
     cfg = speculative_config(Arm("k", three, drafter="default", options=(("window", 32),)), opts)
     assert cfg is not None
     assert cfg.drafter is DrafterKind.STREAMING and cfg.window == 32 and cfg.policy.per_request_k
     assert cfg.policy.schedule.k_for(8, 5000) == 3
-    with pytest.raises(UserError, match="does not know option"):
+    with pytest.raises(UserError, match=r"engine backend options: unknown key\(s\) temperature"):
         speculative_config(Arm("k", PolicyConfig.constant(3), drafter="ngram",
                                options=(("temperature", 1),)), opts)
     with pytest.raises(UserError, match="unknown key"):
         EngineOptions.from_options({"modle": "x"})
+    with pytest.raises(UserError, match="engine backend_options: window must be >= 1"):
+        EngineOptions.from_options({"window": 0})
+    no_draft = EngineOptions.from_options({"drafter": "none"})
+    assert speculative_config(Arm("k", three, drafter="default"), no_draft) is None
+    ngram = speculative_config(Arm("k", three, drafter="ngram"), no_draft)
+    assert ngram is not None and ngram.drafter is DrafterKind.NGRAM and ngram.policy is three
 
 
 def test_engine_results_are_json_lines(tiny: Path, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specsched.bench.experiment import NO_DRAFTER, ScenarioKind
+from specsched.bench.experiment import DrafterChoice, ScenarioKind
 from specsched.bench.load import (
     experiment_from_obj,
     experiment_hash,
@@ -31,13 +31,15 @@ def test_k_arm_is_one_row_schedule_and_defaults() -> None:
     assert a.policy.schedule.entries(3) == [[1, 1, 2]]  # Schedule.constant(2): the tail inherits
     assert exp.baseline == "a"  # first arm by default
     assert exp.scenarios[0].concurrency == 2 and exp.scenarios[0].num_requests == 2
-    assert a.drafter == "default"
+    assert a.drafter is DrafterChoice.BACKEND_DEFAULT
 
 
 def test_k0_arm_is_no_spec_without_drafter() -> None:
     obj = base()
     obj["arms"].append({"name": "off", "k": 0})
-    assert experiment_from_obj(obj).arm("off").drafter == NO_DRAFTER
+    assert experiment_from_obj(obj).arm("off").drafter is DrafterChoice.NONE
+    obj["arms"].append({"name": "ng", "k": 2, "drafter": "ngram"})
+    assert experiment_from_obj(obj).arm("ng").drafter == "ngram"
 
 
 @pytest.mark.parametrize(

@@ -171,18 +171,52 @@ def test_no_source_file_over_400_lines() -> None:
     assert not long, long
 
 
+# Schedule methods that turn (batch size, context) into K, and the routing functions built on them.
+K_LOOKUPS = {"k_for", "k_row", "lookup"}
+ROUTING = {"route", "route_per_request"}
+# Other objects outside the policy room with a `lookup` of their own: the prefix cache
+# (`engine.sched`, `engine.driver`) and the RoPE table (`engine.layers.model`).
+OTHER_LOOKUPS = {"pc", "self.rope"}
+
+
+def _k_lookups(source: str) -> list[str]:
+    """Lines (`lineno: what`) of `source` that look K up in a schedule or route a batch."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in K_LOOKUPS | {"route_per_request"}:
+            receiver = ast.unparse(node.value)
+            if not (node.attr == "lookup" and receiver in OTHER_LOOKUPS):
+                found.append(f"{node.lineno}: {receiver}.{node.attr}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "route"):  # `KDecision.route` is a field, never called
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}()")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{PKG}.policy"):
+            used = sorted({a.name for a in node.names} & ROUTING)
+            if used:
+                found.append(f"{node.lineno}: imports {used} from {node.module}")
+    return found
+
+
 def test_only_the_policy_room_looks_k_up() -> None:
-    """`Schedule.k_for` and the routing functions are called from `specsched.policy` only."""
-    callers = []
-    for name, path in _modules().items():
-        if _room(name) in ("policy", "schedule"):
-            continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr == "k_for":
-                callers.append(f"{name}:{node.lineno}")
-            if isinstance(node, ast.ImportFrom) and node.module == "specsched.policy.route":
-                used = {a.name for a in node.names} & {"route", "route_per_request"}
-                if used:
-                    callers.append(f"{name}:{node.lineno} imports {sorted(used)}")
+    """`Schedule.lookup` / `k_row` / `k_for` and the routing functions are used from
+    `specsched.policy` (and the schedule itself) only."""
+    callers = [f"{name}:{hit}" for name, path in _modules().items()
+               if _room(name) not in ("policy", "schedule")
+               for hit in _k_lookups(path.read_text())]
     assert not callers, callers
+
+
+def test_k_lookup_check_catches_direct_calls() -> None:
+    """The check above fails on what a shortcut past the policy would look like."""
+    bypasses = [
+        "def k(arm, b, c):\n    return arm.policy.schedule.lookup(b, c)[0]\n",
+        "def k(s, b, c):\n    return s.lookup(b, c)\n",
+        "def k(s, b):\n    return s.k_row(b)\n",
+        "def k(s, b, c):\n    return s.k_for(b, c)\n",
+        "from specsched.policy import route\n",
+        "from specsched.policy.route import route_per_request as per_request\n",
+        "import specsched.policy.route as r\nk = r.route(s, [1])\n",
+    ]
+    for source in bypasses:
+        assert _k_lookups(source), source
+    assert not _k_lookups("hit = pc.lookup(hashes, n)\nd = decision.route\n")

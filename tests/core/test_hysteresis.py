@@ -7,12 +7,12 @@ import pytest
 from specsched.errors import UserError
 from specsched.policy import BatchState, PolicyConfig, StepOutcome
 from specsched.policy.hysteresis import HysteresisConfig, HysteresisPolicy, edge_distance
-from specsched.schedule import CTX_INF, parse_schedule
+from specsched.schedule import INF, parse_schedule
 
 # K=1 below context 1000, K=4 from 1000 (batch 1-2); K=0 / K=2 for batch sizes 3-8.
 GRID = parse_schedule([
-    [1, 2, 1, 999, 1], [1, 2, 1000, CTX_INF, 4],
-    [3, 8, 1, 999, 0], [3, 8, 1000, CTX_INF, 2],
+    [1, 2, 1, 999, 1], [1, 2, 1000, INF, 4],
+    [3, 8, 1, 999, 0], [3, 8, 1000, INF, 2],
 ])
 # Context of a single decoding request, step by step: crosses 1000 up, flickers, comes back.
 FLICKER = [990, 1001, 995, 1002, 1003, 1004, 1005, 980, 970, 960]
@@ -78,11 +78,11 @@ def test_batch_axis_and_held_route() -> None:
 def test_edge_distance() -> None:
     a = PolicyConfig(schedule=GRID).build().decide(BatchState.from_counts([1100], [1])).route
     assert a is not None
-    held = GRID.bucket_for(1, 500)
+    held = GRID.lookup(1, 500)[1]
     assert edge_distance(a, held) == pytest.approx(0.1)
     b = PolicyConfig(schedule=GRID).build().decide(BatchState.from_counts([900], [1])).route
     assert b is not None
-    assert edge_distance(b, GRID.bucket_for(1, 1000)) == pytest.approx(0.1)
+    assert edge_distance(b, GRID.lookup(1, 1000)[1]) == pytest.approx(0.1)
 
 
 def test_observe_passes_through() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsched.schedule import CTX_INF, ScheduleError, parse_schedule
+from specsched.schedule import INF, ScheduleError, parse_schedule
 
 
 @st.composite
@@ -75,7 +75,7 @@ def test_three_item_equals_one_column_five_item(rows: list[tuple[int, int]]) -> 
     for width, k in rows:
         entries3.append([lo, lo + width, k])
         lo += width + 1
-    entries5 = [[a, b, 1, CTX_INF, k] for a, b, k in entries3]
+    entries5 = [[a, b, 1, INF, k] for a, b, k in entries3]
     s3, s5 = parse_schedule(entries3), parse_schedule(entries5)
     for bs in range(1, lo + 5):
         for ctx in (0, 1, 1000, 10**9):

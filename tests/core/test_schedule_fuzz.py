@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from specsched.errors import UserError
 from specsched.io.data import LOADERS, parse_yaml_text
-from specsched.schedule import CTX_INF, Schedule, ScheduleError, load_schedule, schedule_from_obj
+from specsched.schedule import INF, Schedule, ScheduleError, load_schedule, schedule_from_obj
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 
@@ -45,13 +45,13 @@ def valid_schedules(draw: st.DrawFn) -> tuple[list[list[int]], int | None]:
     batch: list[tuple[int, int]] = []
     lo = 1
     for r in range(rows):
-        hi = CTX_INF if r == rows - 1 and draw(st.booleans()) else lo + draw(st.integers(0, 9))
+        hi = INF if r == rows - 1 and draw(st.booleans()) else lo + draw(st.integers(0, 9))
         batch.append((lo, hi))
         lo = hi + 1 + draw(st.integers(0, 3))
     ctx: list[tuple[int, int]] = []
     lo = 1
     for c in range(cols):
-        hi = CTX_INF if c == cols - 1 else lo + draw(st.integers(0, 3000))
+        hi = INF if c == cols - 1 else lo + draw(st.integers(0, 3000))
         ctx.append((lo, hi))
         lo = hi + 1
     ks = [[draw(st.integers(0, 128)) for _ in ctx] for _ in batch]
@@ -69,7 +69,7 @@ def oracle(entries: list[list[int]], max_k: int | None, bs: int, ctx: int) -> in
     holding ctx (below 1: the first; past the last: the last); clamped by max_k."""
     rows = sorted({(e[0], e[1]) for e in entries})
     row = [r for r in rows if r[0] <= bs][-1]
-    cells = sorted((e[2], e[3], e[4]) if len(e) == 5 else (1, CTX_INF, e[2])
+    cells = sorted((e[2], e[3], e[4]) if len(e) == 5 else (1, INF, e[2])
                    for e in entries if (e[0], e[1]) == row)
     k = next((c[2] for c in cells if c[0] <= ctx <= c[1]), cells[0][2] if ctx < 1 else None)
     k = cells[-1][2] if k is None else k

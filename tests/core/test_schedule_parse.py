@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specsched.schedule import CTX_INF, ScheduleError, parse_schedule
+from specsched.schedule import INF, ScheduleError, parse_schedule
 
 GRID_5 = [
     [1, 4, 1, 1024, 2],
@@ -37,7 +37,7 @@ def test_five_item_grid_lookup() -> None:
 
 def test_three_item_and_gap_inheritance() -> None:
     s = parse_schedule([[1, 2, 3], [5, 8, 1]])
-    assert s.arity == 3 and s.ctx_ranges == ((1, CTX_INF),)
+    assert s.arity == 3 and s.ctx_ranges == ((1, INF),)
     assert [s.k_for(b, 100) for b in range(1, 11)] == [3, 3, 3, 3, 1, 1, 1, 1, 1, 1]
 
 
@@ -110,8 +110,9 @@ def test_entries_round_trip() -> None:
         s.entries(3)
 
 
-def test_bucket_for() -> None:
+def test_lookup_names_the_cell() -> None:
     s = parse_schedule(GRID_5)
-    assert tuple(s.bucket_for(70, 5000)) == (5, 64, 1025, 4096)
+    k, bucket = s.lookup(70, 5000)
+    assert tuple(bucket) == (5, 64, 1025, 4096) and k == s.k_for(70, 5000)
     with pytest.raises(ValueError):
-        s.k_for(0, 10)
+        s.lookup(0, 10)

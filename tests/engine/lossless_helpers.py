@@ -15,7 +15,7 @@ from typing import Any
 from specsched.engine import LLM, SamplingParams
 from specsched.engine.spec.config import SpeculativeConfig
 from specsched.policy import CtxAgg, PolicyConfig
-from specsched.schedule import CTX_INF, Schedule, parse_schedule
+from specsched.schedule import INF, Schedule, parse_schedule
 
 from .spec_helpers import NEAR_TIE, top2_gap
 from .test_greedy_golden import write_tiny_model
@@ -54,11 +54,11 @@ def random_schedule(rng: random.Random, max_k: int = 8) -> Schedule:
     if kind == "static":
         return Schedule.constant(rng.randint(0, max_k))
     cuts = sorted(rng.sample(range(2, 17), rng.randint(1, 3)))
-    batch = list(zip([1, *cuts], [c - 1 for c in cuts] + [CTX_INF], strict=True))
+    batch = list(zip([1, *cuts], [c - 1 for c in cuts] + [INF], strict=True))
     if kind == "batch":
         return parse_schedule([[lo, hi, rng.randint(0, max_k)] for lo, hi in batch])
     ctx_cuts = sorted(rng.sample(range(2, 90), rng.randint(1, 3)))
-    ctx = list(zip([1, *ctx_cuts], [c - 1 for c in ctx_cuts] + [CTX_INF], strict=True))
+    ctx = list(zip([1, *ctx_cuts], [c - 1 for c in ctx_cuts] + [INF], strict=True))
     return parse_schedule([[b0, b1, c0, c1, rng.randint(0, max_k)] for b0, b1 in batch
                            for c0, c1 in ctx])
 

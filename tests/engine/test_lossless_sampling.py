@@ -23,7 +23,7 @@ from specsched.engine import LLM, KVCache, SamplingParams, build_metadata
 from specsched.engine.sampling.sampler import processed_probs
 from specsched.engine.spec.config import SpeculativeConfig
 from specsched.policy import PolicyConfig
-from specsched.schedule import CTX_INF, Schedule, parse_schedule
+from specsched.schedule import INF, Schedule, parse_schedule
 
 from .lossless_helpers import tiny_pair
 
@@ -130,7 +130,7 @@ def test_joint_with_top_p_and_k_changing_between_steps(drafter: str, pair: tuple
     that no draft passes max_tokens) and the first three compared."""
     params: dict[str, Any] = {"temperature": 3.0, "top_p": 0.8}
     n = len(prompt)
-    schedule = parse_schedule([[1, 64, 1, n, 2], [1, 64, n + 1, CTX_INF, 1]])
+    schedule = parse_schedule([[1, 64, 1, n, 2], [1, 64, n + 1, INF, 1]])
     llm, got = sample(pair, prompt, drafter, schedule, params, max_tokens=4)
     joint = exact_joint(llm, prompt, SamplingParams(**params))
     stats = llm.last_run_stats

@@ -9,7 +9,7 @@ import pytest
 from planner_tables import table_profile
 
 from specsched.planner import Arm, CostKind, CostModel, PlanConfig, goodput_table, make_plan
-from specsched.schedule import CTX_INF
+from specsched.schedule import INF
 
 # Acceptance 0.5 at every position: E[tokens | K=4] = 1 + .5 + .25 + .125 + .0625 = 1.9375.
 E4 = 1.9375
@@ -43,7 +43,7 @@ def test_batch_only_and_2d_must_differ() -> None:
     assert r.arms[Arm.PLAN].mean_of_oracle == pytest.approx(1.0)
     assert r.arms[Arm.BATCH_ONLY].mean_of_oracle == pytest.approx((short / 1 + 1) / 2)
     # The schedule: context boundary at the geometric midpoint isqrt(512 x 8192) = 2048.
-    assert r.schedule.entries() == [[1, 8, 1, 2048, 0], [1, 8, 2049, CTX_INF, 4]]
+    assert r.schedule.entries() == [[1, 8, 1, 2048, 0], [1, 8, 2049, INF, 4]]
     assert r.schedule.k_for(1, 512) == 0 and r.schedule.k_for(8, 8192) == 4
     assert r.schedule.k_for(100, 10**6) == 4
     b = _plan(p, batch_only=True, max_ctx_ranges=1)

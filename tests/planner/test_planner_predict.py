@@ -1,5 +1,5 @@
 """Workload prediction: the simulator on workloads with hand-computed answers (a wave with a
-straggler, closed-loop refill), workload files and their one-line errors, `predict_workload` on a
+straggler, closed-loop refill), workload files and their one-line errors, `predict_arms` on a
 profile made from a known cost model, and `specsched plan --workload`."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from planner_tables import table_profile
 from specsched.cli import main
 from specsched.errors import UserError
 from specsched.planner import AcceptancePoint, Profile, save_profile
-from specsched.planner.predict import predict_arms, predict_workload
+from specsched.planner.predict import predict_arms
 from specsched.planner.simulate import SimRequest, Workload, simulate
 from specsched.planner.workload import (
     Arrival,
@@ -80,9 +80,9 @@ WAVE = {"num_requests": 4, "concurrency": 4, "arrival": "waves", "prompt_len": 1
         "output_len": 10, "acceptance_spread": 0, "prefill_tokens": 0}
 
 
-def test_predict_workload_on_a_known_cost_model() -> None:
-    pred = predict_workload(_linear_profile(1.0), workload_from_obj(WAVE),
-                            PolicyConfig.constant(2), seeds=(0, 1, 2))
+def test_predict_arms_on_a_known_cost_model() -> None:
+    pred = predict_arms(_linear_profile(1.0), workload_from_obj(WAVE),
+                        {"K=2": PolicyConfig.constant(2)}, seeds=(0, 1, 2))["K=2"]
     # K=2: 3 decode steps of 30 ms for 36 tokens; no-spec: 9 steps of 14 ms
     assert pred.decode_goodput.mean == pytest.approx(36 / 0.090, rel=1e-3)
     assert pred.decode_speedup.mean == pytest.approx((36 / 0.090) / (36 / 0.126), rel=1e-3)

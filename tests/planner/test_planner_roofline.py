@@ -18,7 +18,7 @@ from specsched.planner import (
     resolve_model,
     roofline_profile,
 )
-from specsched.planner.roofline import HardwareSpec, draft_time_ms, verify_time_ms
+from specsched.planner.roofline import HardwareSpec, ModelSpec, draft_time_ms, verify_time_ms
 
 # Hand arithmetic, Llama-3.1-8B (32 layers, d 4096, ffn 14336, 32 heads, 8 kv heads, hd 128):
 #   attention per layer: 4096*4096*2 (q, o) + 4096*1024*2 (k, v)      =    41,943,040
@@ -32,10 +32,15 @@ MATMUL = 7_504_658_432
 IDEAL_H100 = HardwareSpec("H100 ideal", 3350, 989, 80, 1.0, 1.0, 0.0)
 
 
+def num_params(m: ModelSpec) -> int:
+    """Every parameter: the matmul ones + the input embedding when it is not tied."""
+    return m.matmul_params + (0 if m.tie_word_embeddings else m.vocab_size * m.hidden_size)
+
+
 def test_llama_8b_shape() -> None:
     m = resolve_model("Llama-3.1-8B")
     assert m.matmul_params == MATMUL
-    assert m.num_params == 8_029_995_008
+    assert num_params(m) == 8_029_995_008
     assert m.kv_bytes_per_token == 131_072
 
 
@@ -74,7 +79,7 @@ def test_separate_draft_model() -> None:
     target, small = resolve_model("llama-3.1-8b"), resolve_model("smollm2-135m")
     # SmolLM2-135M: layer 576*576*2 + 576*192*2 + 3*576*1536 = 3,538,944; x30 = 106,168,320;
     # + tied LM head 49152*576 = 28,311,552 -> 134,479,872 matmul params (= all params, tied).
-    assert small.matmul_params == small.num_params == 134_479_872
+    assert small.matmul_params == num_params(small) == 134_479_872
     d = DraftSpec(DraftKind.MODEL, model=small)
     expected = 2 * (forward_time_ms(IDEAL_H100, small, 4, 1, 1000))
     assert draft_time_ms(IDEAL_H100, target, d, 4, 1000, 2) == pytest.approx(expected)
@@ -97,9 +102,9 @@ def test_presets_and_custom_specs(tmp_path: Path) -> None:
     for name in ("H100-SXM", "h200", "A100-80GB", "l40s", "H100"):
         assert resolve_hardware(name).mem_bandwidth_gbps > 0
     for name in ("llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "smollm2-135m"):
-        assert resolve_model(name).num_params > 1e8
-    assert 69e9 < resolve_model("llama-3.1-70b").num_params < 71.5e9
-    assert 7.0e9 < resolve_model("qwen2.5-7b").num_params < 7.7e9
+        assert num_params(resolve_model(name)) > 1e8
+    assert 69e9 < num_params(resolve_model("llama-3.1-70b")) < 71.5e9
+    assert 7.0e9 < num_params(resolve_model("qwen2.5-7b")) < 7.7e9
     hw = tmp_path / "mi300x.json"
     hw.write_text(json.dumps({"name": "MI300X", "mem_bandwidth_gbps": 5300, "peak_tflops": 1307}))
     assert resolve_hardware(str(hw)).peak_tflops == 1307

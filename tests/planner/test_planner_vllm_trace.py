@@ -15,8 +15,8 @@ from specsched.planner.vllm_trace import (
     acceptance_from_trace,
     metric_samples,
 )
+from specsched.schedule import INF
 
-INF = 2**31 - 1
 SCHEDULE = [[1, 8, 1, 511, 1], [1, 8, 512, INF, 3]]
 # (ctx, drafts, accepted) per request; per context range: position p tested when drafted and
 # 0..p-1 accepted. Short range: 3 drafts of 1, accepted 2 -> a = (2/3,).

@@ -72,12 +72,6 @@ def test_overlapping_occurrence() -> None:
     assert _p([3, 3, 3, 3, 3, 3], 2, 2, 2) == [3, 3]
 
 
-def test_max_model_len_caps_proposals() -> None:
-    seq = [1, 2, 3, 1, 2]
-    assert ngram_propose(seq, 3, 1, 2, max_model_len=6).tolist() == [3]
-    assert ngram_propose(seq, 3, 1, 2, max_model_len=5).tolist() == []
-
-
 def test_config_validation() -> None:
     with pytest.raises(UserError, match="prompt_lookup_min"):
         NgramConfig(prompt_lookup_min=0)

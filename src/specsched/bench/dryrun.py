@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specsched.bench.experiment import NO_DRAFTER, Arm, BackendKind, Experiment, Scenario
+from specsched.bench.experiment import Arm, BackendKind, DrafterChoice, Experiment, Scenario
 from specsched.bench.workload import request_shapes
 from specsched.policy import BatchState, KDecision, KPolicy
 
@@ -152,7 +152,7 @@ def _config_key(exp: Experiment, arm: Arm, per_wave: list[KRuns]) -> tuple[objec
     server the drafter may still change the engine (other kernels, graphs, scheduling)."""
     never_drafts = all(k == 0 for runs in per_wave for _, ks in runs for k in ks)
     if never_drafts and exp.backend == BackendKind.ENGINE:
-        return (NO_DRAFTER, (), tuple(per_wave))
+        return (DrafterChoice.NONE, (), tuple(per_wave))
     return (arm.drafter, arm.options, tuple(per_wave))
 
 

@@ -14,7 +14,20 @@ from typing import Any
 from specsched.errors import UserError
 from specsched.policy import PolicyConfig
 
-NO_DRAFTER = "none"
+
+class DrafterChoice(str, Enum):
+    """What an arm's `drafter` holds when it names no drafter of its own."""
+
+    NONE = "none"  # never drafts: the default of an arm whose K is 0 everywhere
+    BACKEND_DEFAULT = "default"  # the backend's drafter (`EngineOptions.speculative` on the engine)
+
+
+def drafter_choice(text: str) -> DrafterChoice | str:
+    """A `DrafterChoice` for `none` / `default`, else the drafter's own spelling unchanged."""
+    try:
+        return DrafterChoice(text)
+    except ValueError:
+        return text
 
 
 class ScenarioKind(str, Enum):
@@ -55,13 +68,15 @@ class ServerSpec:
 class Arm:
     """One configuration under test: how K is chosen (`policy`) and by what it is drafted.
 
-    drafter: on the engine backend, the engine's drafter spelling (streaming, ngram, model:PATH,
-        none; `default` = the backend's); on a server, a label for what its command runs.
+    drafter: a `DrafterChoice`, or on the engine backend the engine's drafter spelling
+        (streaming, ngram, model:PATH; resolved with the backend's drafter settings into one
+        `SpeculativeConfig` by `backends.engine.speculative_config`), on a server a label for
+        what its command runs (eagle3, mtp, ...).
     """
 
     name: str
     policy: PolicyConfig
-    drafter: str = NO_DRAFTER
+    drafter: DrafterChoice | str = DrafterChoice.NONE
     server: ServerSpec | None = None
     # Anything else that makes this arm a different configuration (engine options, flags that the
     # server command carries besides the schedule). Arms with different options are never controls.
@@ -74,6 +89,11 @@ class Arm:
     @property
     def max_emitted_k(self) -> int:
         return self.policy.max_k
+
+    @property
+    def drafter_label(self) -> str:
+        """`drafter` as written in an experiment file."""
+        return self.drafter.value if isinstance(self.drafter, DrafterChoice) else self.drafter
 
 
 @dataclass(frozen=True, slots=True)

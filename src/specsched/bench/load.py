@@ -11,14 +11,15 @@ from typing import Any, TypeVar
 
 from specsched.bench.arm_policy import parse_policy, policy_to_obj
 from specsched.bench.experiment import (
-    NO_DRAFTER,
     Arm,
     BackendKind,
+    DrafterChoice,
     Experiment,
     Sampling,
     Scenario,
     ScenarioKind,
     ServerSpec,
+    drafter_choice,
 )
 from specsched.errors import UserError
 from specsched.io import (
@@ -110,7 +111,8 @@ def _server(obj: Any, where: str) -> ServerSpec:
     )
 
 
-def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm:
+def parse_arm(obj: Any, index: int, base_dir: Path,
+              default_drafter: DrafterChoice | str) -> Arm:
     where = f"arms[{index}]"
     obj = check_keys(obj, ARM_KEYS, where)
     name = _str(obj, "name", where)
@@ -144,13 +146,13 @@ def parse_arm(obj: Any, index: int, base_dir: Path, default_drafter: str) -> Arm
     ctx_agg = _enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg")
     policy = parse_policy(obj, schedule, ctx_agg, per_request, base_dir, where)
     zero = policy.max_k == 0  # never drafts: no drafter unless one is named
-    drafter = obj.get("drafter", NO_DRAFTER if zero and "drafter" not in obj else default_drafter)
+    drafter = obj.get("drafter", DrafterChoice.NONE if zero else default_drafter)
     if not isinstance(drafter, str) or not drafter:
         raise UserError(f"{where}: `drafter` must be a non-empty string")
     return Arm(
         name=name,
         policy=policy,
-        drafter=drafter,
+        drafter=drafter_choice(drafter),
         server=None if obj.get("server") is None else _server(obj["server"], f"{where}: server"),
         options=_options(obj.get("options"), f"{where}: options"),
     )
@@ -201,7 +203,8 @@ def experiment_from_obj(obj: Any, base_dir: Path = Path(".")) -> Experiment:
     for key in ("arms", "scenarios"):
         if not isinstance(obj.get(key), list):
             raise UserError(f"experiment: `{key}` is required, a list")
-    default_drafter = _str(obj, "drafter", "experiment", "default")
+    default_drafter = drafter_choice(
+        _str(obj, "drafter", "experiment", DrafterChoice.BACKEND_DEFAULT.value))
     arms = tuple(parse_arm(a, i, base_dir, default_drafter) for i, a in enumerate(obj["arms"]))
     scenarios = tuple(parse_scenario(s, i) for i, s in enumerate(obj["scenarios"]))
     baseline = obj.get("baseline", arms[0].name if arms else "")
@@ -248,7 +251,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 "schedule": a.policy.schedule.entries(5),
                 "max_k": a.policy.schedule.max_k,
                 "ctx_agg": a.policy.ctx_agg.value,
-                "drafter": a.drafter,
+                "drafter": a.drafter_label,
                 "per_request_k": a.policy.per_request_k,
                 **policy_to_obj(a.policy),
                 "server": None if a.server is None else {

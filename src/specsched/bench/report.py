@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from specsched.bench.analysis import Analysis, ArmRow, ScenarioAnalysis, analysis_to_json
 from specsched.errors import UserError
+from specsched.io import atomic_write_text
 
 
 def fmt_pct(x: float) -> str:
@@ -86,13 +85,6 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def write_report(an: Analysis, out_dir: Path, charts: bool = True) -> list[Path]:
     """report.md, summary.json and (optionally) the PNG charts under `out_dir`; a folder that
     cannot be created or written is a one-line UserError."""
@@ -114,6 +106,7 @@ def _write_report(an: Analysis, out_dir: Path, charts: bool) -> list[Path]:
 
         written += write_charts(an, out_dir)
     md = render_markdown(an, [p.name for p in written])
-    write_atomic(out_dir / "report.md", md)
-    write_atomic(out_dir / "summary.json", json.dumps(json_safe(analysis_to_json(an)), indent=2))
+    atomic_write_text(out_dir / "report.md", md)
+    atomic_write_text(out_dir / "summary.json",
+                      json.dumps(json_safe(analysis_to_json(an)), indent=2))
     return [out_dir / "report.md", out_dir / "summary.json", *written]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import IO, Any
 
 from specsched.bench.lock import ensure_parent
 from specsched.errors import UserError
+from specsched.io import atomic_write_text
 
 RESULTS_VERSION = 1
 
@@ -60,9 +60,6 @@ class Results:
     @property
     def experiment_hash(self) -> str:
         return str(self.header.get("experiment_hash", ""))
-
-    def done_keys(self) -> set[str]:
-        return {str(t["key"]) for t in self.trials}
 
 
 def scan_lines(data: bytes) -> tuple[list[dict[str, Any]], CorruptTail | None]:
@@ -160,17 +157,12 @@ def create_results(path: Path, header: dict[str, Any]) -> None:
     if path.exists():
         raise UserError(f"{path}: already exists; continue it with --resume or pick another --out")
     ensure_parent(path)
+    line = json.dumps({"type": RecordType.HEADER.value, "version": RESULTS_VERSION, **header})
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write_text(path, line + "\n")
     except OSError as exc:
         why = exc.strerror or exc
         raise UserError(f"{path}: cannot create: {why}; pick another --out") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"type": RecordType.HEADER.value, "version": RESULTS_VERSION, **header})
-                + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class ResultsWriter:

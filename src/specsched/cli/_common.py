@@ -10,6 +10,7 @@ from rich.console import Console
 
 from specsched.errors import UserError
 from specsched.io import show_text
+from specsched.schedule import INF
 
 
 def stdout_console() -> Console:
@@ -21,7 +22,7 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
-def parse_int_list(text: str, what: str, minimum: int = 0, maximum: int = 2**31 - 1) -> list[int]:
+def parse_int_list(text: str, what: str, minimum: int = 0, maximum: int = INF) -> list[int]:
     """Parse '100,100,8000' into ints in [minimum, maximum]; a bad item is a one-line UserError
     naming `what` (the item clipped: a 5,000-digit number is not echoed back)."""
     items = [t.strip() for t in text.split(",") if t.strip()]

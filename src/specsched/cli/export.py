@@ -22,6 +22,7 @@ import shlex
 
 from rich.console import Console
 
+from specsched.cli.spec_flags import add_ctx_agg_arg, add_policy_kind_arg
 from specsched.errors import UserError
 from specsched.policy.route import CtxAgg
 from specsched.schedule import (
@@ -66,22 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="vLLM --max-num-seqs the batch-only table is built for (specsched mode; default 256)",
     )
-    p.add_argument(
-        "--ctx-agg",
-        choices=[a.value for a in CtxAgg],
-        default=None,
-        help="context representative of a step's decode requests (specsched mode; default: the "
-        "input's ctx_agg, else mean)",
-    )
+    add_ctx_agg_arg(p, default=None, help_text="context representative of a step's decode "
+                    "requests (specsched mode; default: the input's ctx_agg, else mean)")
     p.add_argument(
         "--log-every",
         type=int,
         default=0,
         help="specsched mode: log K usage every N scheduler steps (default 0: at shutdown only)",
     )
-    p.add_argument("--policy", choices=["static", "adaptive"], default=None,
-                   help="vLLM: 'adaptive' runs the closed-loop K policy with the schedule as its "
-                   "prior, K in 0..--max-k (default: the input's `policy`, else static)")
+    add_policy_kind_arg(p, default=None, help_text="vLLM: 'adaptive' runs the closed-loop K "
+                        "policy with the schedule as its prior, K in 0..--max-k (default: the "
+                        "input's `policy`, else static)")
     p.add_argument("--profile", default=None,
                    help="--policy adaptive: profile.json whose step cost and acceptance are the "
                    "policy's priors (the path the vLLM server reads)")

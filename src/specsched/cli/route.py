@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from specsched.cli._common import parse_int_list, print_json, stdout_console
+from specsched.cli.spec_flags import add_ctx_agg_arg, add_hidden_alias, add_per_request_arg
 from specsched.errors import UserError
 from specsched.policy import BatchState, CtxAgg, PolicyConfig
 from specsched.schedule import load_schedule
@@ -23,13 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="num_prompt_tokens per request (default: every request is decoding)",
     )
-    p.add_argument(
-        "--agg",
-        choices=[a.value for a in CtxAgg],
-        default=CtxAgg.MEAN.value,
-        help="context representative over the decode pool (default: mean)",
-    )
-    p.add_argument("--per-request", action="store_true", help="K per request from its own context")
+    add_ctx_agg_arg(p)
+    add_hidden_alias(p, "--agg", "ctx_agg", choices=[a.value for a in CtxAgg])
+    add_per_request_arg(p, "K per request from its own context")
+    add_hidden_alias(p, "--per-request", "per_request_k", action="store_true")
     p.add_argument("--max-k", type=int, default=None, help="clamp K")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -46,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
                 f"--prompt-lens has {len(prompts)} items but --ctx has {len(ctx)}; "
                 f"give one prompt length per request"
             )
-    policy = PolicyConfig(schedule=s, ctx_agg=CtxAgg(args.agg),
-                          per_request_k=args.per_request).build()
-    if args.per_request:
+    policy = PolicyConfig(schedule=s, ctx_agg=CtxAgg(args.ctx_agg),
+                          per_request_k=args.per_request_k).build()
+    if args.per_request_k:
         # per-request K in its own context's column; no prefill cap: K as the schedule gives it
         ks = policy.decide(BatchState.from_counts(ctx)).num_spec_tokens
         if args.json:
@@ -66,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         ctx_range = f"{b.ctx_lo}+" if last else f"{b.ctx_lo}-{b.ctx_hi}"
         stdout_console().print(
             f"K={decision.k}  (batch size {decision.batch_size}, {decision.pool.value} pool, "
-            f"{args.agg} ctx {decision.ctx_repr}, bucket bs {b.bs_lo}-{b.bs_hi} x ctx {ctx_range})"
+            f"{args.ctx_agg} ctx {decision.ctx_repr}, bucket bs {b.bs_lo}-{b.bs_hi} x ctx "
+            f"{ctx_range})"
         )
     return 0

@@ -1,6 +1,7 @@
-"""The speculative-decoding flags every engine command shares (`generate`, `profile --engine`,
-`tune`, `demo`): the drafter and its settings, and how K is chosen. One parser helper each way:
-`add_*_args` registers the flags, `*_from_args` builds the torch-free configs."""
+"""The speculative-decoding flags every command shares (`generate`, `profile --engine`, `tune`,
+`demo`; `route` and `export` take the K-policy ones they need): the drafter and its settings, and
+how K is chosen. One parser helper each way: `add_*_arg(s)` registers the flags (one spelling per
+flag; an old one lives on as a hidden alias), `*_from_args` builds the torch-free configs."""
 
 from __future__ import annotations
 
@@ -12,12 +13,29 @@ from specsched.errors import UserError
 from specsched.policy import AdaptiveConfig, CtxAgg, PolicyConfig, PolicyKind
 from specsched.schedule import Schedule, load_schedule
 
+CTX_AGG_HELP = "decode-pool context representative (default mean: verify cost ~ Σctx)"
+PER_REQUEST_HELP = ("K per request (ragged verify): from its own context (static), or its own "
+                    "goodput-optimal K (adaptive)")
+POLICY_HELP = ("static: K from the schedule / --k; adaptive: learn acceptance and step cost "
+               "online with the schedule / --k as the prior (default static)")
+
+
+def add_hidden_alias(p: Any, old: str, dest: str, **kwargs: Any) -> None:
+    """An old spelling of a flag that keeps working (README commands, scripts) but is not listed
+    in --help. `dest` is the new flag's; the new flag's default stands."""
+    p.add_argument(old, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+
+
+def add_drafter_arg(p: Any, default: str = "streaming") -> None:
+    """--drafter: streaming, ngram, model:PATH or none."""
+    p.add_argument("--drafter", default=default,
+                   help=f"streaming, ngram, model:PATH or none (default {default})")
+
 
 def add_drafter_args(p: Any, with_drafter: bool = True, default: str = "streaming") -> None:
     """--drafter (unless the command already has one), --window, --sink-tokens, n-gram sizes."""
     if with_drafter:
-        p.add_argument("--drafter", default=default,
-                       help=f"streaming, ngram, model:PATH or none (default {default})")
+        add_drafter_arg(p, default)
     p.add_argument("--window", type=int, default=256,
                    help="streaming drafter: recent KV window, tokens (default 256)")
     p.add_argument("--sink-tokens", type=int, default=4,
@@ -29,20 +47,33 @@ def add_drafter_args(p: Any, with_drafter: bool = True, default: str = "streamin
                    "the CPU has AVX512_BF16 or AMX, else fp32), float32 or bfloat16")
 
 
+def add_ctx_agg_arg(p: Any, default: str | None = CtxAgg.MEAN.value,
+                    help_text: str = CTX_AGG_HELP) -> None:
+    """--ctx-agg mean|median|max."""
+    p.add_argument("--ctx-agg", default=default, choices=[a.value for a in CtxAgg], help=help_text)
+
+
+def add_per_request_arg(p: Any, help_text: str = PER_REQUEST_HELP) -> None:
+    """--per-request-k: K per request instead of one K per step."""
+    p.add_argument("--per-request-k", action="store_true", help=help_text)
+
+
+def add_policy_kind_arg(p: Any, default: str | None = PolicyKind.STATIC.value,
+                        help_text: str = POLICY_HELP) -> None:
+    """--policy static|adaptive."""
+    p.add_argument("--policy", default=default, choices=[k.value for k in PolicyKind],
+                   help=help_text)
+
+
 def add_policy_args(p: argparse.ArgumentParser) -> None:
-    """How K is chosen: --schedule FILE|JSON or --k N (static), --ctx-agg, --per-request-k."""
+    """How K is chosen: --schedule FILE|JSON or --k N (static), --ctx-agg, --per-request-k,
+    --policy (+ --profile, --max-k for the adaptive one)."""
     src = p.add_mutually_exclusive_group()
     src.add_argument("--schedule", help="K schedule: a file or inline JSON ([[1,4,3],[5,64,1]])")
     src.add_argument("--k", type=int, default=None, help="static K (a one-cell schedule)")
-    p.add_argument("--ctx-agg", default=CtxAgg.MEAN.value, choices=[a.value for a in CtxAgg],
-                   help="decode-pool context representative (default mean: verify cost ~ Σctx)")
-    p.add_argument("--per-request-k", action="store_true",
-                   help="K per request (ragged verify): from its own context (static), or its "
-                   "own goodput-optimal K (adaptive)")
-    p.add_argument("--policy", default=PolicyKind.STATIC.value,
-                   choices=[k.value for k in PolicyKind],
-                   help="static: K from the schedule / --k; adaptive: learn acceptance and step "
-                   "cost online with the schedule / --k as the prior (default static)")
+    add_ctx_agg_arg(p)
+    add_per_request_arg(p)
+    add_policy_kind_arg(p)
     p.add_argument("--profile", default=None,
                    help="adaptive: a profile.json (`specsched profile`) whose step costs and "
                    "acceptance are the priors (else learned from scratch)")

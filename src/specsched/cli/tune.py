@@ -31,6 +31,7 @@ from specsched.cli.profile import (
     prepare_profile_out,
     run_engine_profile,
 )
+from specsched.cli.spec_flags import add_drafter_arg
 from specsched.io import atomic_write_json
 from specsched.tune.pipeline import PlanSettings
 
@@ -41,8 +42,7 @@ PREDICTION = "workload_prediction.json"
 def add_tune_grid_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=ENGINE_MODEL,
                    help=f"{ENGINE_MODEL} (default), a .gguf file or a HF directory")
-    p.add_argument("--drafter", default="streaming",
-                   help="streaming (default, StreamingLLM self-draft), ngram or model:PATH")
+    add_drafter_arg(p)
     p.add_argument("--batch-sizes", default=ENGINE_BATCH_SIZES,
                    help=f"batch sizes to profile (default {ENGINE_BATCH_SIZES})")
     p.add_argument("--contexts", default=ENGINE_CONTEXTS,

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsched.schedule.model import CTX_INF
+from specsched.schedule.model import INF
 
 
 def _grow(values: list[int], n: int) -> None:
@@ -79,7 +79,7 @@ class SpecCounters:
 
 # Context buckets for acceptance when the schedule has no context axis (batch-only / static).
 FIXED_CTX_BUCKETS: tuple[tuple[int, int], ...] = (
-    (0, 511), (512, 1023), (1024, 2047), (2048, 4095), (4096, CTX_INF),
+    (0, 511), (512, 1023), (1024, 2047), (2048, 4095), (4096, INF),
 )
 
 

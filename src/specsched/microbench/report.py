@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import io
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specsched.errors import UserError
-from specsched.io import atomic_write_json
+from specsched.io import atomic_write_bytes, atomic_write_json
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:
@@ -71,15 +71,14 @@ def write_plot(path: Path, result: dict[str, Any]) -> None:
         f"K={meta['num_spec_tokens']}, {meta['dtype']}, {meta['device_name']}"
     )
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
+    png = io.BytesIO()
     try:
-        fig.savefig(tmp, dpi=90)
-        os.replace(tmp, path)
+        fig.savefig(png, format="png", dpi=90)
+        atomic_write_bytes(path, png.getvalue())
     except OSError as exc:
         raise UserError(f"{path}: cannot write the plot: {exc}") from None
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
 
 
 def render_table(console: Console, result: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from specsched.errors import UserError
 from specsched.planner.compact import Compaction, compact
 from specsched.planner.interpolate import CostModel, Extrapolation
-from specsched.schedule import CTX_INF, Schedule, parse_schedule
+from specsched.schedule import INF, Schedule, parse_schedule
 
 
 class Arm(str, Enum):
@@ -145,7 +145,7 @@ def schedule_from_compaction(table: GoodputTable, comp: Compaction, batch_only: 
     b_los = _boundaries(table.batch_sizes, comp.row_groups, log=False)
     b_his = [lo - 1 for lo in b_los[1:]] + [max(table.batch_sizes[-1], b_los[-1])]
     c_los = _boundaries(table.contexts, comp.col_groups, log=True)
-    c_his = [lo - 1 for lo in c_los[1:]] + [CTX_INF]
+    c_his = [lo - 1 for lo in c_los[1:]] + [INF]
     entries: list[list[int]] = []
     for i, (blo, bhi) in enumerate(zip(b_los, b_his)):
         for j, (clo, chi) in enumerate(zip(c_los, c_his)):

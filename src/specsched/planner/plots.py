@@ -6,14 +6,17 @@ matplotlib is imported inside the functions (Agg backend), so `specsched.planner
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from specsched.planner.plan import Arm, PlanResult
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-def _axes(result: PlanResult, values: np.ndarray, title: str, cmap: str, fmt: str) -> Any:
+
+def _axes(result: PlanResult, values: np.ndarray, title: str, cmap: str, fmt: str) -> Figure:
     import matplotlib
 
     matplotlib.use("Agg")

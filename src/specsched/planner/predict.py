@@ -2,7 +2,7 @@
 
 A steady-batch prediction (goodput at one B and context for the whole run) missed what the demo
 measured: a wave shrinks as requests finish, a straggler runs alone at the tail (where the
-schedule may route K = 0), requests accept differently. `predict_workload` instead draws the
+schedule may route K = 0), requests accept differently. `predict_arms` instead draws the
 workload (`workload.draw_workload`: lengths, per-request acceptance around the profile's mean
 with its measured spread) and plays it through `simulate.simulate` with the policy of the arm —
 closed-loop (`PolicyKind.ADAPTIVE`) arms observe the simulated outcomes — and the step cost model
@@ -148,21 +148,6 @@ def predict_arms(
             _outside(profile, workload, policy, fit), fit.rms_rel,
         )
     return out
-
-
-def predict_workload(
-    profile: Profile,
-    workload: WorkloadSpec,
-    policy: PolicyConfig,
-    seeds: Sequence[int] = DEFAULT_SEEDS,
-    *,
-    noise: float = 0.0,
-    acceptance_quantile: float = 0.5,
-    baseline: PolicyConfig | None = None,
-) -> WorkloadPrediction:
-    """One arm's predicted goodput and speedup vs `baseline` (default no-spec) on `workload`."""
-    return predict_arms(profile, workload, {"arm": policy}, seeds, noise=noise,
-                        acceptance_quantile=acceptance_quantile, baseline=baseline)["arm"]
 
 
 def plan_arms(profile: Profile, plan: PlanResult,

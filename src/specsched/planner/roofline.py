@@ -122,11 +122,6 @@ class ModelSpec:
         return self.num_layers * self.layer_params + self.vocab_size * self.hidden_size
 
     @property
-    def num_params(self) -> int:
-        embed = 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
-        return self.matmul_params + embed
-
-    @property
     def kv_bytes_per_token(self) -> float:
         return 2 * self.num_layers * self.num_kv_heads * self.head_dim * self.kv_bytes
 

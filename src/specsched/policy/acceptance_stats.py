@@ -43,11 +43,6 @@ class AcceptanceCounts:
         self.tested += other.tested
         self.accepted += other.accepted
 
-    @property
-    def num_tested(self) -> float:
-        """Evidence at the first position (how many verifies the estimate rests on)."""
-        return float(self.tested[0]) if len(self.tested) else 0.0
-
     def posterior(self, prior: np.ndarray, prior_weight: float) -> np.ndarray:  # [max_k]
         """Posterior mean per position: (accepted + w·target) / (tested + w).
 

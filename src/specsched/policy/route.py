@@ -4,9 +4,9 @@
 2. Context representative over the pool's `num_computed_tokens`: `mean` (floor of the mean; the
    default: mean x B = sum of contexts, which tracks the verify step's KV bytes), `median` (the mean
    of the two middle values for even counts, floored, as `statistics.median`), or `max`.
-3. K = schedule.k_for(batch size = number of scheduled requests, representative).
+3. K = schedule.lookup(batch size = number of scheduled requests, representative).
 Per-request mode: each request's own context picks its K from the row of the batch size.
-No torch here. Only the policies of this package call these (and `Schedule.k_for`).
+No torch here. Only the policies of this package call these (and `Schedule.lookup` / `k_row`).
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ from specsched.errors import ScheduleError
 from specsched.schedule.export import batch_only_projection, export_sglang, export_vllm
 from specsched.schedule.lint import LintCode, LintWarning, lint_schedule
 from specsched.schedule.load import load_schedule, read_schedule_source, schedule_from_obj
-from specsched.schedule.model import CTX_INF, Bucket, Schedule
+from specsched.schedule.model import INF, Bucket, Schedule
 from specsched.schedule.parse import parse_schedule
 from specsched.schedule.serving import ServingSpec, load_serving_spec, serving_spec_from_obj
 
 __all__ = [
-    "CTX_INF",
+    "INF",
     "Bucket",
     "LintCode",
     "LintWarning",

@@ -18,10 +18,10 @@ from functools import cached_property
 from typing import NamedTuple
 
 # The one "unbounded" number of the project: the upper bound written for an open-ended range (the
-# last context range, a batch range meant to cover every batch size) and the largest value a
-# schedule item may hold. int32 max: what a JSON consumer in C or vLLM's pydantic int accepts.
+# last context range, a batch range meant to cover every batch size), the largest value a
+# schedule item may hold, and the bound of other unbounded counts (max_tokens, top_k, CLI integer
+# lists). int32 max: what a JSON consumer in C or vLLM's pydantic int accepts.
 INF = 2**31 - 1
-CTX_INF = INF  # the name the 5-item form and older code use for the open context bound
 # Largest K a schedule may hold: far above any useful draft length (vLLM's own tests use <= 16),
 # small enough that a typo (K = 10**9) is an error instead of a 10**9-token verify step.
 MAX_SPEC_TOKENS = 128
@@ -61,7 +61,7 @@ class Schedule:
             from specsched.errors import ScheduleError
 
             raise ScheduleError(f"K must be an integer in [0, {MAX_SPEC_TOKENS}], got {k!r}")
-        return cls(((1, 1),), ((1, CTX_INF),), ((k,),), 3, None)
+        return cls(((1, 1),), ((1, INF),), ((k,),), 3, None)
 
     @cached_property
     def _index(self) -> _Index:
@@ -82,8 +82,8 @@ class Schedule:
         return col if col > 0 else 0
 
     def k_for(self, batch_size: int, ctx: int) -> int:
-        """K (after the max_k clamp) for a batch of `batch_size` requests at context `ctx`.
-        Called only by the K-policy room (`specsched.policy`)."""
+        """K (after the max_k clamp) for a batch of `batch_size` requests at context `ctx`: K
+        alone, for checks and scripts (the policy room routes with `lookup` and `k_row`)."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         index = self._index
@@ -100,12 +100,6 @@ class Schedule:
         col = max(bisect_right(index.ctx_los, ctx) - 1, 0)
         (bs_lo, bs_hi), (ctx_lo, ctx_hi) = self.batch_ranges[row], self.ctx_ranges[col]
         return index.k_eff[row][col], Bucket(bs_lo, bs_hi, ctx_lo, ctx_hi)
-
-    def bucket_for(self, batch_size: int, ctx: int) -> Bucket:
-        """The cell (as written) that serves (batch_size, ctx)."""
-        bs_lo, bs_hi = self.batch_ranges[self.row_for(max(batch_size, 1))]
-        ctx_lo, ctx_hi = self.ctx_ranges[self.col_for(ctx)]
-        return Bucket(bs_lo, bs_hi, ctx_lo, ctx_hi)
 
     def k_row(self, batch_size: int) -> tuple[int, ...]:
         """Effective K per context column for the row serving `batch_size`."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from specsched.errors import ScheduleError
 from specsched.io import show_items, show_value
-from specsched.schedule.model import CTX_INF, INF, MAX_SPEC_TOKENS, Schedule
+from specsched.schedule.model import INF, MAX_SPEC_TOKENS, Schedule
 
 
 def _as_int(value: Any, where: str, hi: int = INF) -> int:
@@ -95,7 +95,7 @@ def parse_schedule(entries: Any, max_k: Any = None) -> Schedule:
     for i, e in enumerate(rows):
         _check_ranges(i, e)
     if arity == 3:
-        cells = {(e[0], e[1]): [((1, CTX_INF), e[2], i)] for i, e in enumerate(rows)}
+        cells = {(e[0], e[1]): [((1, INF), e[2], i)] for i, e in enumerate(rows)}
         seen: dict[tuple[int, int], int] = {}
         for i, e in enumerate(rows):
             if (e[0], e[1]) in seen:

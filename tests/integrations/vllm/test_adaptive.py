@@ -102,7 +102,7 @@ def test_same_outcomes_same_k(model_dir: Path, clock: FakeClock) -> None:
     [
         ({"max_k": 5}, range(5), "adaptive max_k=5 is above .*num_speculative_tokens=4"),
         ({"max_k": 4}, range(4), r"any K in 0..4 but .* to K=\[4\].*--policy adaptive --max-k 4"),
-        ({"max_k": 4, "bogus": 1}, range(5), r"unknown key\(s\) 'bogus' in adaptive"),
+        ({"max_k": 4, "bogus": 1}, range(5), r"adaptive: unknown key\(s\) bogus; allowed"),
         ({"profile": "/nonexistent.json"}, range(5), "adaptive profile /nonexistent.json cannot"),
         ({"per_request_k": True}, range(5), "per_request_k=True is not available in vLLM"),
     ],

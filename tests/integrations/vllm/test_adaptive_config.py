@@ -17,11 +17,11 @@ from specsched.integrations.vllm import config_from_additional, config_from_obj,
 from specsched.integrations.vllm.adaptive import AdaptiveRun, engine_adaptive, parse_adaptive
 from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
 from specsched.policy import AdaptiveConfig, PolicyConfig, PolicyKind
-from specsched.schedule import CTX_INF, batch_only_projection, parse_schedule
+from specsched.schedule import INF, batch_only_projection, parse_schedule
 
 REPO = Path(__file__).resolve().parents[3]
 PROFILE = REPO / "examples" / "profiles" / "smollm2_cpu_manual.profile.json"
-ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, CTX_INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, CTX_INF, 2]]
+ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, INF, 2]]
 
 
 def adaptive(block: Any = None, **top: Any) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def bad_profile(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("obj", "match"),
     [
-        (adaptive({"max_kk": 4}), r"unknown key\(s\) 'max_kk' in adaptive; allowed: profile"),
+        (adaptive({"max_kk": 4}), r"adaptive: unknown key\(s\) max_kk; allowed: acceptance_prior"),
         ({"schedule": ENTRIES, "policy": "learned"}, "policy must be one of static, adaptive"),
         ({"schedule": ENTRIES, "adaptive": {"max_k": 4}}, 'need "policy": "adaptive"'),
         (adaptive(per_request_k=True), "per_request_k=True is not available in vLLM"),

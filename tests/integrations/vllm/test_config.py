@@ -24,9 +24,9 @@ from specsched.integrations.vllm.table import dense_from_entries, missing_from_l
 from specsched.integrations.vllm.version import check_vllm_version, parse_version
 from specsched.policy.hysteresis import HysteresisConfig
 from specsched.policy.route import CtxAgg
-from specsched.schedule import CTX_INF, parse_schedule
+from specsched.schedule import INF, parse_schedule
 
-ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, CTX_INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, CTX_INF, 2]]
+ENTRIES = [[1, 4, 1, 511, 1], [1, 4, 512, INF, 3], [5, 16, 1, 511, 0], [5, 16, 512, INF, 2]]
 
 
 def test_inline_object() -> None:
@@ -51,7 +51,7 @@ def test_file_path_forms(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("obj", "error", "match"),
     [
-        ({"schedule": ENTRIES, "agg": "mean"}, UserError, "unknown key.*'agg'"),
+        ({"schedule": ENTRIES, "agg": "mean"}, UserError, r"unknown key\(s\) agg; allowed: "),
         ({"ctx_agg": "mean"}, ScheduleError, "has no 'schedule'"),
         ({"schedule": ENTRIES, "ctx_agg": "p90"}, UserError, "ctx_agg must be one of"),
         ({"schedule": ENTRIES, "log_every": -1}, UserError, "log_every must be >= 0"),
@@ -162,8 +162,9 @@ def test_hysteresis_config(value: object, want: HysteresisConfig | None) -> None
 
 @pytest.mark.parametrize(
     ("value", "match"),
-    [({"persist": 3}, "persist_steps and/or margin"), ({"persist_steps": -2}, "persist_steps"),
-     ({"margin": -1}, "margin"), ({"persist_steps": 0}, "needs a margin"), (3, "an object")],
+    [({"persist": 3}, r"unknown key\(s\) persist; allowed: margin, persist_steps"),
+     ({"persist_steps": -2}, "persist_steps"), ({"margin": -1}, "margin"),
+     ({"persist_steps": 0}, "needs a margin"), (3, "expected a mapping")],
 )
 def test_bad_hysteresis(value: object, match: str) -> None:
     with pytest.raises(UserError, match=match) as info:

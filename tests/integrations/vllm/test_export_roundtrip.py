@@ -19,12 +19,12 @@ import yaml
 
 from specsched.cli import main
 from specsched.integrations.vllm import config_from_additional
-from specsched.schedule import CTX_INF, Schedule, export_sglang, parse_schedule
+from specsched.schedule import INF, Schedule, export_sglang, parse_schedule
 from specsched.schedule.serving import NOT_FIELDS, serving_spec_from_obj
 
 ONE_D = [[1, 4, 3], [5, 16, 1], [17, 64, 0]]
-TWO_D = [[1, 64, 1, 768, 3], [1, 64, 769, CTX_INF, 5], [65, 128, 1, 768, 1],
-         [65, 128, 769, CTX_INF, 2]]
+TWO_D = [[1, 64, 1, 768, 3], [1, 64, 769, INF, 5], [65, 128, 1, 768, 1],
+         [65, 128, 769, INF, 2]]
 PROPOSAL = {"method": "draft_model", "model": "/m/draft", "num_speculative_tokens": 5,
             "draft_tensor_parallel_size": 1, "speculative_token_schedule": TWO_D,
             "ctx_agg": "max"}
@@ -124,16 +124,16 @@ def test_bad_ctx_agg_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sglang_ctx_buckets() -> None:
-    s = parse_schedule([*TWO_D, [129, 256, 1, 768, 0], [129, 256, 769, CTX_INF, 0]])
+    s = parse_schedule([*TWO_D, [129, 256, 1, 768, 0], [129, 256, 769, INF, 0]])
     cfg = export_sglang(s)["speculative_adaptive_config"]
     assert cfg["1"] == {"ctx_buckets": {"1-768": {"candidate_steps": [3]},
-                                        f"769-{CTX_INF}": {"candidate_steps": [5]}}}
+                                        f"769-{INF}": {"candidate_steps": [5]}}}
     assert cfg["129"] == {"candidate_steps": [0]}  # one K in the row: the plain form
     assert export_sglang(s, context_axis=False)["speculative_adaptive_config"]["1"] == {
         "candidate_steps": [3, 5]}
-    merged = parse_schedule([[1, 8, 1, 99, 1], [1, 8, 100, 999, 1], [1, 8, 1000, CTX_INF, 4]])
+    merged = parse_schedule([[1, 8, 1, 99, 1], [1, 8, 100, 999, 1], [1, 8, 1000, INF, 4]])
     assert export_sglang(merged)["speculative_adaptive_config"]["1"]["ctx_buckets"] == {
-        "1-999": {"candidate_steps": [1]}, f"1000-{CTX_INF}": {"candidate_steps": [4]}}
+        "1-999": {"candidate_steps": [1]}, f"1000-{INF}": {"candidate_steps": [4]}}
     one_d = export_sglang(parse_schedule(ONE_D))
     assert one_d["speculative_adaptive_config"] == {
         "1": {"candidate_steps": [3]}, "5": {"candidate_steps": [1]},

@@ -31,19 +31,19 @@ from specsched.integrations.vllm import (
     coverage_table,
 )
 from specsched.policy.route import CtxAgg, context_representative
-from specsched.schedule import CTX_INF, parse_schedule
+from specsched.schedule import INF, parse_schedule
 
 from .harness import add_request, make_scheduler, step, write_tiny_model
 
 # K=1 below context 64, K=3 from 64 for batches of 1-4; K=2 / K=0 for batches of 5-16.
 SCHEDULE_2D = [
     [1, 4, 1, 63, 1],
-    [1, 4, 64, CTX_INF, 3],
+    [1, 4, 64, INF, 3],
     [5, 16, 1, 63, 2],
-    [5, 16, 64, CTX_INF, 0],
+    [5, 16, 64, INF, 0],
 ]
 # Three context columns for the aggregator test (batch sizes 1-16).
-SCHEDULE_3COL = [[1, 16, 1, 63, 1], [1, 16, 64, 127, 2], [1, 16, 128, CTX_INF, 3]]
+SCHEDULE_3COL = [[1, 16, 1, 63, 1], [1, 16, 64, 127, 2], [1, 16, 128, INF, 3]]
 
 
 @pytest.fixture(scope="module")

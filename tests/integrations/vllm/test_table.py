@@ -14,14 +14,14 @@ from specsched.integrations.vllm.table import (
     entries_from_dense,
     missing_from_lookup,
 )
-from specsched.schedule import CTX_INF, batch_only_projection, parse_schedule
+from specsched.schedule import INF, batch_only_projection, parse_schedule
 
 S2D = parse_schedule(
     [
         [1, 4, 1, 1023, 2],
-        [1, 4, 1024, CTX_INF, 4],
+        [1, 4, 1024, INF, 4],
         [5, 256, 1, 1023, 1],
-        [5, 256, 1024, CTX_INF, 2],
+        [5, 256, 1024, INF, 2],
     ]
 )
 
@@ -63,14 +63,14 @@ def test_coverage_table_of_batch_only_schedule_is_its_projection() -> None:
 
 def test_emitted_reach_counts_gaps_and_tail() -> None:
     s = parse_schedule(
-        [[1, 4, 1, 99, 1], [1, 4, 100, CTX_INF, 3], [8, 9, 1, 99, 0], [8, 9, 100, CTX_INF, 2]]
+        [[1, 4, 1, 99, 1], [1, 4, 100, INF, 3], [8, 9, 1, 99, 0], [8, 9, 100, INF, 2]]
     )
     assert emitted_reach(s, 32) == {1: 7, 3: 7, 0: 32, 2: 32}
     assert emitted_reach(s, 6) == {1: 6, 3: 6}
 
 
 def test_too_many_distinct_k_for_max_num_seqs() -> None:
-    s = parse_schedule([[1, 1, 1, 9, 1], [1, 1, 10, 19, 2], [1, 1, 20, CTX_INF, 3]])
+    s = parse_schedule([[1, 1, 1, 9, 1], [1, 1, 10, 19, 2], [1, 1, 20, INF, 3]])
     with pytest.raises(ScheduleError, match="distinct K"):
         coverage_table(s, 2)
     assert missing_from_lookup(s, dense_from_entries(coverage_table(s, 3), 3, 3)) == []
@@ -96,7 +96,7 @@ def schedules(draw: st.DrawFn) -> tuple:
     for i, lo in enumerate(bounds):
         hi = bounds[i + 1] - 1 if i + 1 < len(bounds) else draw(st.integers(lo, 64))
         for j, clo in enumerate(ctx_los):
-            chi = ctx_los[j + 1] - 1 if j + 1 < len(ctx_los) else CTX_INF
+            chi = ctx_los[j + 1] - 1 if j + 1 < len(ctx_los) else INF
             entries.append([lo, hi, clo, chi, draw(st.integers(0, 6))])
     return entries, draw(st.integers(1, 48))
 

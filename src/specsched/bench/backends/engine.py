@@ -1,8 +1,9 @@
 """The in-process reference engine as a bench backend (`backend: engine`).
 
 One `specsched.engine.LLM` per backend, reused by every trial (weights loaded once, prefix cache
-warm). Each arm becomes a `SpeculativeConfig` (drafter, window, the arm's schedule, ctx_agg,
-per-request K) swapped in with `LLMEngine.set_speculative` between trials. A trial builds the
+warm). Each arm becomes one `SpeculativeConfig`: the backend's (`backend_options` drafter, window,
+num_sink_tokens), with the arm's drafter, drafter options and K policy (schedule, ctx_agg,
+per-request K), swapped in with `LLMEngine.set_speculative` between trials. A trial builds the
 scenario's prompts from offline real text tokenized by the engine's tokenizer (exact token
 lengths: `bench.workload.build_prompts`), runs them with at most `concurrency` requests in flight
 and the scenario's output length and sampling, and reports per-request TTFT / latency / ITL (a
@@ -23,20 +24,23 @@ import itertools
 import json
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
-from specsched.bench.experiment import NO_DRAFTER, Arm, Scenario
+from specsched.bench.experiment import Arm, DrafterChoice, Scenario
 from specsched.corpus import build_prompts
 from specsched.engine.driver import drive, warm_prefix
 from specsched.engine.llm import LLM
 from specsched.engine.sampling.params import SamplingParams
-from specsched.engine.spec.config import SpeculativeConfig
+from specsched.engine.spec.config import DrafterKind, SpeculativeConfig, parse_drafter
 from specsched.errors import UserError
-from specsched.io import dataclass_from_mapping
+from specsched.io import check_keys, dataclass_from_mapping
 
-DEFAULT_DRAFTER = "default"
+# `backend_options` keys that make up the backend's drafter (`EngineOptions.speculative`):
+# `drafter` (its spelling) and these `SpeculativeConfig` fields
+SPEC_OPTION_KEYS = ("window", "num_sink_tokens")
+# An arm's `options` on this backend: `SpeculativeConfig` fields overriding the backend's
 ARM_OPTION_KEYS = ("window", "num_sink_tokens", "prompt_lookup_min", "prompt_lookup_max")
 
 
@@ -48,9 +52,9 @@ class EngineOptions:
     dtype: str = "float32"
     device: str = "cpu"
     threads: int | None = 1
-    drafter: str = "streaming"  # what arms with drafter "default" use
-    window: int = 256
-    num_sink_tokens: int = 4
+    # The drafter and its settings of arms whose drafter is `default` (their policy replaces
+    # this one's): `drafter`, `window`, `num_sink_tokens` in `backend_options`.
+    speculative: SpeculativeConfig = field(default_factory=SpeculativeConfig)
     max_num_seqs: int | None = None  # None: the largest scenario batch seen (engine rebuilt)
     max_model_len: int | None = None  # None: what the trials need (engine rebuilt)
     max_num_batched_tokens: int = 2048
@@ -64,32 +68,39 @@ class EngineOptions:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise UserError(f"engine backend_options: {name} must be >= 1")
-        if self.window < 1 or self.num_sink_tokens < 0:
-            raise UserError("engine backend_options: window >= 1 and num_sink_tokens >= 0")
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> EngineOptions:
-        return dataclass_from_mapping(cls, options, "engine backend_options")
+        """From the experiment's flat `backend_options` (the drafter keys become `speculative`)."""
+        where = "engine backend_options"
+        allowed = {f for f in cls.__dataclass_fields__ if f != "speculative"}
+        opts = check_keys(options, allowed | {"drafter", *SPEC_OPTION_KEYS}, where)
+        drafter = str(opts.pop("drafter", DrafterKind.STREAMING.value))
+        sizes = {k: opts.pop(k) for k in SPEC_OPTION_KEYS if k in opts}
+        try:
+            kind, path = parse_drafter(drafter)
+            ints: dict[str, Any] = {k: int(v) for k, v in sizes.items()}
+            speculative = SpeculativeConfig(drafter=kind, draft_model=path, **ints)
+        except (UserError, TypeError, ValueError) as exc:
+            raise UserError(f"{where}: {exc}") from None
+        return dataclass_from_mapping(cls, {**opts, "speculative": speculative}, where)
 
 
 def speculative_config(arm: Arm, opts: EngineOptions) -> SpeculativeConfig | None:
-    """The arm as the engine's `SpeculativeConfig` (None: no speculation). An arm's drafter
-    `default` is the backend's; its `options` override the drafter's settings."""
-    drafter = opts.drafter if arm.drafter == DEFAULT_DRAFTER else arm.drafter
-    if drafter == NO_DRAFTER or arm.max_emitted_k == 0:
+    """The arm as the engine's `SpeculativeConfig` (None: no speculation): the backend's, with
+    the arm's drafter unless it is `default`, its `options` and its policy."""
+    if arm.drafter == DrafterChoice.NONE or arm.max_emitted_k == 0:
         return None
-    extra = dict(arm.options)
-    unknown = sorted(set(extra) - set(ARM_OPTION_KEYS))
-    if unknown:
-        raise UserError(f"arm {arm.name!r}: engine backend does not know option(s) "
-                        f"{', '.join(unknown)}; allowed: {', '.join(ARM_OPTION_KEYS)}")
-    return SpeculativeConfig.from_flags(
-        drafter, arm.policy,
-        window=int(extra.get("window", opts.window)),
-        num_sink_tokens=int(extra.get("num_sink_tokens", opts.num_sink_tokens)),
-        prompt_lookup_min=int(extra.get("prompt_lookup_min", 1)),
-        prompt_lookup_max=int(extra.get("prompt_lookup_max", 4)),
-    )
+    base = opts.speculative
+    if arm.drafter != DrafterChoice.BACKEND_DEFAULT:
+        kind, path = parse_drafter(arm.drafter)
+        base = replace(base, drafter=kind, draft_model=path)
+    if base.drafter is DrafterKind.NONE:
+        return None
+    extra = check_keys(dict(arm.options), set(ARM_OPTION_KEYS),
+                       f"arm {arm.name!r}: engine backend options")
+    overrides: dict[str, Any] = {k: int(v) for k, v in extra.items()}
+    return replace(base, policy=arm.policy, **overrides)
 
 
 def output_hash(token_ids: list[list[int]]) -> str:

@@ -44,6 +44,7 @@ from specsched.bench.backends.server import ManagedServer, check_loopback, is_re
 from specsched.bench.experiment import Arm, Sampling, ServerSpec
 from specsched.corpus import build_prompts, corpus_text, corpus_words
 from specsched.errors import UserError
+from specsched.io import check_keys
 
 
 class PromptTokenizer(str, Enum):
@@ -64,14 +65,7 @@ class OpenAIConfig:
     @classmethod
     def from_options(cls, options: Mapping[str, Any], results: Path | None = None) -> OpenAIConfig:
         """Build from `backend_options`; without `log_dir`, server logs go beside `results`."""
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UserError(
-                f"openai backend_options: unknown key(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(known))}"
-            )
-        opts = dict(options)
+        opts = check_keys(options, set(cls.__dataclass_fields__), "openai backend_options")
         if "tokenizer" in opts:
             try:
                 opts["tokenizer"] = PromptTokenizer(opts["tokenizer"])

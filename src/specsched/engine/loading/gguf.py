@@ -7,13 +7,16 @@ that permute so the weights work with the HF "rotate_half" RoPE and match transf
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from specsched.engine.config import ModelConfig, RopeScaling
 from specsched.errors import UserError
+
+if TYPE_CHECKING:
+    from gguf import GGUFReader
 
 SUPPORTED_GGUF_ARCHITECTURES: tuple[str, ...] = ("llama", "qwen2")
 
@@ -33,7 +36,7 @@ _LAYER_NAMES: dict[str, str] = {
 }
 
 
-def open_gguf(path: Path) -> Any:
+def open_gguf(path: Path) -> GGUFReader:
     """A `gguf.GGUFReader`, or a one-line UserError for a missing or corrupt file."""
     import gguf
 
@@ -45,7 +48,7 @@ def open_gguf(path: Path) -> Any:
         raise UserError(f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})") from None
 
 
-def field(reader: Any, key: str, default: Any = None) -> Any:
+def field(reader: GGUFReader, key: str, default: Any = None) -> Any:
     f = reader.fields.get(key)
     if f is None:
         return default
@@ -62,7 +65,7 @@ def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def config_from_gguf(reader: Any, path: Path) -> ModelConfig:
+def config_from_gguf(reader: GGUFReader, path: Path) -> ModelConfig:
     arch = field(reader, "general.architecture")
     if arch not in SUPPORTED_GGUF_ARCHITECTURES:
         raise UserError(

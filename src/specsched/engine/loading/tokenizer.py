@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers
 from tokenizers.models import BPE
 
 from specsched.errors import UserError
+
+if TYPE_CHECKING:
+    from gguf import GGUFReader
 
 # llama.cpp `tokenizer.ggml.pre` -> split regex applied before byte-level mapping.
 _GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -95,7 +98,7 @@ class TextTokenizer:
         return rendered
 
 
-def tokenizer_from_gguf(reader: Any) -> TextTokenizer:
+def tokenizer_from_gguf(reader: GGUFReader) -> TextTokenizer:
     """Byte-level BPE from `tokenizer.ggml.*` (the GPT-2 family: SmolLM2, Llama 3, Qwen2)."""
     from specsched.engine.loading.gguf import field
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from specsched.errors import UserError
 from specsched.io import show_value
+from specsched.schedule.model import INF  # the bound of max_tokens and top_k (int32 max)
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes a 64-bit seed
-MAX_INT32 = 2**31 - 1  # max_tokens and top_k: beyond any context; top_k becomes an int64 tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +25,13 @@ class SamplingParams:
     stop_token_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_tokens <= MAX_INT32:
-            raise UserError(f"max_tokens must be in [1, {MAX_INT32}], got "
+        if not 1 <= self.max_tokens <= INF:
+            raise UserError(f"max_tokens must be in [1, {INF}], got "
                             f"{show_value(self.max_tokens)}")
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UserError(f"temperature must be a finite number >= 0, got {self.temperature}")
-        if not 0 <= self.top_k <= MAX_INT32:
-            raise UserError(f"top_k must be in [0, {MAX_INT32}] (0 disables it), got "
+        if not 0 <= self.top_k <= INF:
+            raise UserError(f"top_k must be in [0, {INF}] (0 disables it), got "
                             f"{show_value(self.top_k)}")
         if not math.isfinite(self.top_p) or not 0.0 < self.top_p <= 1.0:
             raise UserError(f"top_p must be in (0, 1], got {self.top_p}")

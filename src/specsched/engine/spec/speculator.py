@@ -67,9 +67,7 @@ def build_drafter(
         extra = 0 if draft is target else draft.weight_nbytes()
         return StreamingDrafter(draft, kv, cfg.window, cfg.num_sink_tokens, extra)
     if kind is DrafterKind.NGRAM:
-        return NgramDrafter(
-            NgramConfig(cfg.prompt_lookup_min, cfg.prompt_lookup_max, engine_cfg.max_model_len)
-        )
+        return NgramDrafter(NgramConfig(cfg.prompt_lookup_min, cfg.prompt_lookup_max))
     from specsched.engine.loading.registry import load_model
 
     assert cfg.draft_model is not None

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specsched.errors import UserError
-from specsched.io import atomic_write_json, show_value
+from specsched.io import atomic_write_json, check_keys, show_value
 from specsched.policy import (
     AdaptiveConfig,
     AdaptivePolicy,
@@ -120,10 +120,7 @@ def parse_adaptive(value: Any) -> tuple[AdaptiveConfig, dict[str, Any]]:
     if not isinstance(block, Mapping):
         raise UserError(f"specsched: adaptive must be an object of AdaptiveConfig settings, got "
                         f"{show_value(value)}")
-    unknown = sorted(str(k) for k in block if k not in ADAPTIVE_KEYS)
-    if unknown:
-        raise UserError(f"specsched: unknown key(s) {', '.join(map(repr, unknown))} in adaptive; "
-                        f"allowed: {', '.join(ADAPTIVE_KEYS)}")
+    block = check_keys(block, set(ADAPTIVE_KEYS), "specsched: adaptive")
     refuse_per_request(block.get("per_request_k"), "adaptive ")
     kwargs: dict[str, Any] = {k: _number(k, block[k], TUNABLE[k]) for k in TUNABLE if k in block}
     if "acceptance_prior" in block:

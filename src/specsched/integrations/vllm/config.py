@@ -23,7 +23,7 @@ from typing import Any
 
 from specsched.errors import ScheduleError, UserError
 from specsched.integrations.vllm.adaptive import TUNABLE, parse_adaptive, refuse_per_request
-from specsched.io import show_value
+from specsched.io import check_keys, show_value
 from specsched.policy import AdaptiveConfig, PolicyKind
 from specsched.policy.hysteresis import HysteresisConfig
 from specsched.policy.route import CtxAgg
@@ -34,6 +34,7 @@ ADDITIONAL_CONFIG_KEY = "specsched"
 SCHEDULE_KEYS = ("schedule", "speculative_token_schedule", "num_speculative_tokens_per_batch_size")
 ALLOWED_KEYS = (*SCHEDULE_KEYS, "ctx_agg", "log_every", "trace", "hysteresis", "policy",
                 "adaptive", "per_request_k")
+HYSTERESIS_KEYS = frozenset({"persist_steps", "margin"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +126,8 @@ def config_from_obj(obj: Any) -> VllmIntegrationConfig:
             f"specsched: additional_config[{ADDITIONAL_CONFIG_KEY!r}] must be an object "
             f"or a file path, got {type(obj).__name__}"
         )
-    unknown = sorted(set(obj) - set(ALLOWED_KEYS))
-    if unknown:
-        raise UserError(
-            f"specsched: unknown key(s) {', '.join(map(repr, unknown))} in additional_config"
-            f"[{ADDITIONAL_CONFIG_KEY!r}]; allowed: {', '.join(ALLOWED_KEYS)}"
-        )
+    obj = check_keys(obj, set(ALLOWED_KEYS),
+                     f"specsched: additional_config[{ADDITIONAL_CONFIG_KEY!r}]")
     given = [k for k in SCHEDULE_KEYS if k in obj]
     if len(given) != 1:
         what = "has no 'schedule'" if not given else f"has {' and '.join(given)}; give one"
@@ -178,11 +175,7 @@ def parse_hysteresis(value: Any) -> HysteresisConfig | None:
     band (persist_steps 0: only a crossing beyond the margin switches)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping) or set(value) - {"persist_steps", "margin"}:
-        raise UserError(
-            f"specsched: hysteresis must be an object with persist_steps and/or margin, "
-            f"got {value!r}"
-        )
+    value = check_keys(value, HYSTERESIS_KEYS, "specsched: hysteresis")
     try:
         persist = value.get("persist_steps", 0 if "margin" in value else 1)
         return HysteresisConfig(persist, value.get("margin"))

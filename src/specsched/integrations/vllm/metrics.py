@@ -25,23 +25,26 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from specsched.integrations.vllm.outcomes import FinishedStep
-from specsched.schedule import CTX_INF, Bucket, Schedule
+from specsched.schedule import INF, Bucket, Schedule
+
+if TYPE_CHECKING:  # prometheus_client is optional (vLLM installs it)
+    from prometheus_client import CollectorRegistry, Counter
 
 PREFIX = "specsched_"
 
 
 def range_label(lo: int, hi: int) -> str:
-    return f"{lo}-{'inf' if hi >= CTX_INF else hi}"
+    return f"{lo}-{'inf' if hi >= INF else hi}"
 
 
 def cell_labels(schedule: Schedule, bucket: Bucket) -> tuple[str, str]:
     """(batch label, context label) of a cell: the batch sizes and contexts it serves."""
     los = [lo for lo, _ in schedule.batch_ranges]
     i = los.index(bucket.bs_lo)
-    bs_hi = los[i + 1] - 1 if i + 1 < len(los) else CTX_INF
+    bs_hi = los[i + 1] - 1 if i + 1 < len(los) else INF
     return range_label(bucket.bs_lo, bs_hi), range_label(bucket.ctx_lo, bucket.ctx_hi)
 
 
@@ -102,7 +105,8 @@ def exposure(env: Mapping[str, str]) -> tuple[bool, str]:
     )
 
 
-def _counter(cls: Any, registry: Any, name: str, doc: str, labels: tuple[str, ...]) -> Any:
+def _counter(cls: type[Counter], registry: CollectorRegistry, name: str, doc: str,
+             labels: tuple[str, ...]) -> Counter:
     try:
         return cls(name, doc, labels, registry=registry)
     except ValueError:  # already registered in this process (another engine, a test): share it
@@ -115,7 +119,7 @@ def _counter(cls: Any, registry: Any, name: str, doc: str, labels: tuple[str, ..
 class PromCounters:
     """The counters above, created once per process (and shared by the engines in it)."""
 
-    def __init__(self, registry: Any = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
         from prometheus_client import REGISTRY, Counter, values
 
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR") and not getattr(
@@ -127,7 +131,7 @@ class PromCounters:
         reg = REGISTRY if registry is None else registry
         cell = ("bs_bucket", "ctx_bucket")
 
-        def make(name: str, doc: str, labels: tuple[str, ...] = cell) -> Any:
+        def make(name: str, doc: str, labels: tuple[str, ...] = cell) -> Counter:
             return _counter(Counter, reg, PREFIX + name, doc, labels)
 
         self.steps = make("steps", "K decisions per schedule cell and K", (*cell, "k"))

@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from specsched.integrations.vllm.version import check_vllm_version, missing_hooks
 
@@ -75,6 +75,11 @@ from specsched.policy import (  # noqa: E402
     PolicyConfig,
     RouteDecision,
 )
+
+if TYPE_CHECKING:
+    from vllm.v1.engine import EngineCoreOutputs
+    from vllm.v1.outputs import ModelRunnerOutput
+    from vllm.v1.spec_decode.metrics import SpecDecodingStats
 
 # A child of vLLM's "vllm" logger: vLLM's handler and VLLM_LOGGING_LEVEL apply (DEBUG shows the
 # K of every step), with no logging setup of our own in the engine-core process.
@@ -243,8 +248,8 @@ class _ContextAwareMixin:
         super()._update_after_schedule(scheduler_output)  # type: ignore[misc]
 
     def update_from_output(
-        self, scheduler_output: SchedulerOutput, model_runner_output: Any
-    ) -> Any:
+        self, scheduler_output: SchedulerOutput, model_runner_output: ModelRunnerOutput
+    ) -> dict[int, EngineCoreOutputs]:
         if self.specsched_policy is None:
             return super().update_from_output(  # type: ignore[misc]
                 scheduler_output, model_runner_output)
@@ -258,7 +263,7 @@ class _ContextAwareMixin:
             self._specsched_observe(done)
         return result
 
-    def make_spec_decoding_stats(self, *args: Any, **kwargs: Any) -> Any:
+    def make_spec_decoding_stats(self, *args: Any, **kwargs: Any) -> SpecDecodingStats | None:
         """vLLM's per-request draft accounting (0.32: called with keywords, once per request
         that verified drafts): the accepted count the outcome needs."""
         req_id = kwargs.get("request_id")

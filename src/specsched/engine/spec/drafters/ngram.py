@@ -6,7 +6,8 @@ n for which the last n tokens occur earlier in the sequence, with at least one t
 occurrence (occurrences may overlap the suffix itself); among occurrences of that n-gram take the
 EARLIEST one (vLLM's KMP over the reversed tokens keeps the last match in reversed order, its
 comment: "the earliest position in the original tokens"). Propose the up-to-k tokens that followed
-it, truncated at the end of the sequence (and at `max_model_len` when set). No match: no drafts.
+it, truncated at the end of the sequence. No match: no drafts. K never reaches past
+`max_model_len`: the policy's room cap (`specsched.policy.caps.draft_room`) bounds it first.
 
 Prompt lookup: Saxena 2023, https://github.com/apoorvumang/prompt-lookup-decoding.
 """
@@ -28,7 +29,6 @@ class NgramConfig:
 
     prompt_lookup_min: int = 1
     prompt_lookup_max: int = 4
-    max_model_len: int | None = None  # never propose past this sequence length
 
     def __post_init__(self) -> None:
         if self.prompt_lookup_min < 1:
@@ -38,8 +38,6 @@ class NgramConfig:
                 f"prompt_lookup_max ({self.prompt_lookup_max}) must be >= prompt_lookup_min "
                 f"({self.prompt_lookup_min})"
             )
-        if self.max_model_len is not None and self.max_model_len < 1:
-            raise UserError(f"max_model_len must be >= 1, got {self.max_model_len}")
 
 
 def _earliest_match(tokens: np.ndarray, n: int) -> int:
@@ -59,7 +57,6 @@ def _earliest_match(tokens: np.ndarray, n: int) -> int:
 
 def ngram_propose(
     tokens: TokenIds, k: int, prompt_lookup_min: int, prompt_lookup_max: int,
-    max_model_len: int | None = None,
 ) -> np.ndarray:  # [<= k] int64
     """Prompt-lookup drafts for one sequence (see the module docstring for the exact rule).
 
@@ -67,8 +64,6 @@ def ngram_propose(
     """
     arr = np.asarray(tokens, dtype=np.int64)
     total = arr.shape[0]
-    if max_model_len is not None:
-        k = min(k, max_model_len - total)
     if k <= 0 or total < prompt_lookup_min:
         return np.empty(0, dtype=np.int64)
     for n in range(min(prompt_lookup_max, total - 1), prompt_lookup_min - 1, -1):
@@ -93,7 +88,6 @@ class NgramDrafter(Drafter):
             if k == 0:
                 drafts.append(np.empty(0, dtype=np.int64))
                 continue
-            drafts.append(ngram_propose(tokens, k, cfg.prompt_lookup_min, cfg.prompt_lookup_max,
-                                        cfg.max_model_len))
+            drafts.append(ngram_propose(tokens, k, cfg.prompt_lookup_min, cfg.prompt_lookup_max))
         flat = np.concatenate(drafts) if drafts else np.empty(0, dtype=np.int64)
         return DraftProposal(torch.from_numpy(flat), tuple(len(d) for d in drafts))
