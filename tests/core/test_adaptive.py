@@ -4,6 +4,7 @@ text, does not flap, treats a straggler apart, is deterministic, and freezes int
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from typing import Any
@@ -23,7 +24,7 @@ from specsched.policy import (
     freeze_schedule,
 )
 from specsched.policy.adaptive import AdaptivePolicy
-from specsched.policy.cost import StepCostModel
+from specsched.policy.cost import StepCostModel, step_features
 from specsched.schedule import Schedule, lint_schedule
 
 # cheap drafts (speculation pays) and expensive ones (it loses); seconds per feature unit
@@ -174,3 +175,77 @@ def test_frozen_schedule_is_a_valid_5_item_schedule() -> None:
     assert frozen.arity == 5 and not frozen.is_batch_only
     assert set(frozen.k_values) <= set(range(5)) and frozen.k_for(4, 3000) >= 2
     assert all(w.code.value != "overlap" for w in lint_schedule(frozen))
+
+
+def test_a_cost_prior_outside_its_profiled_box_is_corrected_by_the_cell_s_own_steps() -> None:
+    """The grid's B = 16 x ctx 512 cell: the cost prior was fitted on B {1, 4} and overstates a
+    drafting step at B = 16 (CPU's draft term +40 %); what the cell measures must correct it.
+    With the box known, the prior counts as a few steps there (process noise) and the learned
+    K = 1 step lands near the truth; trusted everywhere, it stays near the prior."""
+    true = CPU
+    wrong = StepCostModel((*CPU.coef[:3], CPU.coef[3] * 1.4, *CPU.coef[4:]), 0.0, 0,
+                          CPU.typical_seconds)
+    boxed = dataclasses.replace(wrong, batch_range=(1, 4), ctx_range=(512, 4096))
+    wl = workload(32, 16, 512, 32, 0.93)
+
+    def k1_error(prior: StepCostModel) -> float:
+        cfg = adaptive(prior, 0.93, schedule=Schedule.constant(1))
+        policy = cfg.build()
+        assert isinstance(policy, AdaptivePolicy)
+        simulate(wl, policy, true, seed=0, noise=0.05)
+        x = step_features([512] * 16, [1] * 16)
+        return abs(policy.cost.predict(x) / true.predict(x) - 1.0)
+
+    assert not boxed.covers(16, 512) and boxed.covers(4, 600)
+    assert k1_error(boxed) < 0.5 * k1_error(wrong)
+    assert k1_error(boxed) < 0.05
+
+
+def test_a_refilled_slot_skips_the_slow_start_once_its_bucket_has_evidence() -> None:
+    """Serving: slots refill while the batch drafts. A request arriving after its context bucket
+    holds this run's verifies starts at its mates' K; the first wave ramps 1, 2, 4."""
+    wl = workload(8, 4, 2000, 60, 0.9)
+    _, decisions = run(wl, adaptive(FAST, 0.9), FAST)
+    first_decode = [d.num_spec_tokens for d in decisions[1:3]]
+    assert max(first_decode[0]) <= 1  # the first wave's first verify: the slow start
+    # the step after the second wave's prefill: the newcomers draft as deep as their mates
+    late = [d.num_spec_tokens for d in decisions[len(decisions) // 2:]]
+    assert any(min(ks) >= 3 for ks in late)
+    cfg = adaptive(FAST, 0.9, slow_start_evidence=1e9)
+    slow = run(wl, cfg, FAST)[1]
+    assert sum(max(d.num_spec_tokens) <= 2 for d in slow) > sum(
+        max(d.num_spec_tokens) <= 2 for d in decisions)
+
+
+class Superlinear:
+    """A truth the linear cost model cannot express: verify rows beyond one per request cost 3x
+    (the B = 16 steps of this CPU: 170 / 280 / 370 / 650 ms at K = 0..3)."""
+
+    def __init__(self, base: StepCostModel) -> None:
+        self.base = base
+
+    def predict(self, x: np.ndarray) -> float:
+        rows, drafts = float(x[1]), float(x[3])
+        return self.base.predict(x) + max(0.0, drafts - rows) * self.base.coef[3] * 2.0
+
+
+def test_outside_its_profiled_box_k_rises_only_as_far_as_the_cost_model_was_right() -> None:
+    """Trust region: the cost prior profiled B <= 4; at B = 16 deeper drafts cost far more than
+    its linear extrapolation says. Each cell may go one K deeper than it has timed as predicted,
+    and a K that surprised it is capped for a while; trusted everywhere, the same prior keeps
+    drafting deep and loses a quarter of the goodput."""
+    truth = Superlinear(CPU)
+    wl = workload(32, 16, 512, 32, 0.93)
+    statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth,  # type: ignore[arg-type]
+                                 seed=s, noise=0.05).goodput for s in range(3)]) for k in range(5)]
+    assert int(np.argmax(statics)) == 1
+
+    def mean_goodput(prior: StepCostModel) -> float:
+        return float(np.mean([simulate(wl, adaptive(prior, 0.93, schedule=Schedule.constant(1))
+                                       .build(), truth, seed=s, noise=0.05).goodput  # type: ignore[arg-type]
+                              for s in range(3)]))
+
+    boxed = mean_goodput(dataclasses.replace(CPU, batch_range=(1, 4), ctx_range=(512, 4096)))
+    trusted = mean_goodput(CPU)
+    assert boxed >= 0.97 * statics[1]
+    assert trusted < 0.9 * statics[1]  # the setup: without the trust region it loses

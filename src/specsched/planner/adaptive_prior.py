@@ -25,7 +25,10 @@ def fit_profile_cost(profile: Profile) -> StepCostModel:
     xs = np.stack([step_features([t.ctx] * t.batch_size, [t.k] * t.batch_size)
                    for t in profile.timings])
     ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])
-    return fit_step_cost(xs, ys)
+    g = profile.grid
+    return dataclasses.replace(fit_step_cost(xs, ys),
+                               batch_range=(min(g.batch_sizes), max(g.batch_sizes)),
+                               ctx_range=(min(g.contexts), max(g.contexts)))
 
 
 def adaptive_prior(profile: Profile, base: AdaptiveConfig | None = None,

@@ -34,7 +34,7 @@ from specsched.policy.acceptance_stats import (
     shrinkage_weight,
 )
 from specsched.policy.adaptive_config import CTX_BUCKETS, AdaptiveConfig, Cell, cell_of
-from specsched.policy.adaptive_guard import CellState
+from specsched.policy.adaptive_guard import EARLY_PROBE, CellState, TrustRegion
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import OnlineStepCost, step_features
@@ -42,12 +42,13 @@ from specsched.policy.optimize import Choice, best_per_request, best_per_step, e
 
 
 class _Request:
-    __slots__ = ("horizons", "last_k", "num_verifies")
+    __slots__ = ("horizons", "last_k", "num_verifies", "ramped")
 
     def __init__(self, max_k: int) -> None:
         self.horizons = TwoHorizon(max_k)
         self.last_k: int | None = None
         self.num_verifies = 0  # verifies of its own drafts (the slow start's ramp)
+        self.ramped = False  # the slow start is over (or was skipped)
 
     @property
     def counts(self) -> AcceptanceCounts:
@@ -71,6 +72,7 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, np.ndarray] = {}
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
+        self._trust: dict[Cell, TrustRegion] = {}  # cells outside the cost prior's box
         self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
                                                 cfg.max_k) for b, lo in enumerate(CTX_BUCKETS)}
 
@@ -133,6 +135,7 @@ class AdaptivePolicy:
                          else self.cfg.max_k for i in decoding])
         cell = cell_of(len(decoding), sum(ctx) // len(decoding))
         state = self.cell_state.setdefault(cell, CellState())
+        self._check_extrapolation(cell, state, len(decoding), sum(ctx) // len(decoding))
         known = sorted(r.last_k for r in reqs if r.last_k is not None)
         # a new request starts from its batch mates' K (the median), or the prior's K
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
@@ -141,7 +144,9 @@ class AdaptivePolicy:
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = self._warmup(np.minimum(anchor, caps), caps)
         else:
-            caps = np.minimum(caps, [self._slow_start(r) for r in reqs])
+            caps = np.minimum(caps, [self._slow_start(r, c)
+                                      for r, c in zip(reqs, ctx, strict=True)])
+            caps = np.minimum(caps, self._trusted_k(cell, state))
             ks = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
         ks, probe = self._explore(state, ks, caps)
         idle_cells: set[Cell] = set()
@@ -165,14 +170,48 @@ class AdaptivePolicy:
         self.last_step_k = step_k
         return KDecision(tuple(out), step_k, prior.route)
 
-    def _slow_start(self, req: _Request) -> int:
+    def _check_extrapolation(self, cell: Cell, state: CellState, batch_size: int,
+                             ctx: int) -> None:
+        """The first step of a cell outside the cost prior's box opens its `TrustRegion`, makes
+        the prior's evidence worth `extrapolated_cost_weight` steps (process noise) and, if the
+        cell does not draft, brings its first K = 1 probe EARLY_PROBE steps later: what the cell
+        measures corrects the extrapolation soon. (Without a prior the warm-up varies K around
+        the prior schedule's and every cell learns from zero: no box to leave.)"""
+        prior = self.cfg.cost_prior
+        if prior is None or cell in self._trust or prior.covers(batch_size, ctx):
+            return
+        self._trust[cell] = TrustRegion()
+        self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
+        state.early_probe = True
+
+    def _trusted_k(self, cell: Cell, state: CellState) -> int:
+        """The deepest K the cost model may be trusted for here: any inside the cost prior's
+        box; outside it `TrustRegion.cap` (one more than the deepest K this cell has timed as
+        predicted, below one whose cost surprised it): step cost at B = 16 grew faster than
+        linearly in K on this CPU (170 / 280 / 370 / 650 ms for K = 0..3), which a linear
+        model fitted at B <= 4 cannot foresee."""
+        trust = self._trust.get(cell)
+        return self.cfg.max_k if trust is None else min(self.cfg.max_k, trust.cap(state.steps))
+
+    def bucket_evidence(self, ctx_bucket: int) -> float:
+        """Decayed verifies at the first position measured in a context bucket (this run's)."""
+        return sum(float(c.tested[0]) for (_, cb), c in self.cells.items() if cb == ctx_bucket)
+
+    def _slow_start(self, req: _Request, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling
         with each verify of its own (TCP's slow start): a profile measured on other text can
-        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one."""
+        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one. Skipped when
+        the request's context bucket already holds `slow_start_evidence` verifies of this run
+        (the estimate it starts from was measured on this workload)."""
         start = self.cfg.start_k
-        if req.num_verifies == 0 or start >= self.cfg.max_k:
-            return start
-        return start << min(req.num_verifies, 8)
+        if req.num_verifies == 0 and not req.ramped:
+            evidence = self.bucket_evidence(cell_of(1, ctx)[1])
+            req.ramped = evidence >= self.cfg.slow_start_evidence
+        if req.ramped or start >= self.cfg.max_k:
+            return self.cfg.max_k
+        cap = start << min(req.num_verifies, 8)
+        req.ramped = cap >= self.cfg.max_k
+        return cap
 
     def _warmup(self, anchor: np.ndarray, caps: np.ndarray) -> np.ndarray:
         """No cost prior yet: follow the prior, varying K every 4th step so the regression sees
@@ -204,7 +243,8 @@ class AdaptivePolicy:
         if state.guarded:
             ks = np.zeros_like(ks)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
-        if not (budget_ok and state.due(self.cfg.explore_every)):
+        early = state.early_probe_due(EARLY_PROBE, drafting=bool(ks.any()))
+        if not (budget_ok and (early or state.due(self.cfg.explore_every))):
             return ks, False
         self.num_explored += 1
         if ks.any():
@@ -246,6 +286,9 @@ class AdaptivePolicy:
         if seconds is None or seconds <= 0:
             return
         x = step_features(ctx, drafted, outcome.num_prefill_tokens)
+        if pending is not None and pending[0] in self._trust and max(drafted) > 0:
+            self._trust[pending[0]].timed(max(drafted), seconds / self.cost.predict(x),
+                                          self.cell_state[pending[0]].steps)
         nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:

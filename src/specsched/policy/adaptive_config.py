@@ -44,6 +44,14 @@ class AdaptiveConfig:
     differ). The profile's acceptance weighs 3: it was measured on other text, and acceptance
     differs between texts by about 0.25 (0.93 on the profile's corpus vs 0.56 on one demo
     document), a Beta prior with p(1-p)/sd^2 - 1 ~ 3 pseudo-verifies.
+    slow_start_evidence: a new request skips the slow start when its context bucket holds this
+    many (decayed) verifies of the run's own requests: its acceptance was then measured on this
+    workload's text, not the profile's, and a refilled slot of a serving batch starts at its
+    mates' K instead of spending two of its ~10 verifies ramping up.
+    extrapolated_cost_weight: the cost prior's evidence, in steps, in a cell outside the box
+    its samples covered (`StepCostModel.covers`; inside it counts `OnlineStepCost`'s 50): a
+    profile of B {1, 4} extrapolated to B = 16 overstated a K = 1 step by 10 % on this CPU, and a
+    cell held at K = 0 by such a prior learns its draft costs only from exploration probes.
     margin: switch K only for a predicted goodput gain above it (hysteresis).
     explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
@@ -62,6 +70,8 @@ class AdaptiveConfig:
     request_prior_weight: float = 4.0
     cell_prior_weight: float = 3.0
     start_k: int = 1
+    slow_start_evidence: float = 8.0
+    extrapolated_cost_weight: float = 5.0
     margin: float = 0.03
     explore_every: int = 24
     explore_budget: float = 0.06
@@ -79,6 +89,12 @@ class AdaptiveConfig:
         if not 1 <= self.start_k <= self.max_k:  # 0 would never draft: no verify to ramp on
             raise UserError(f"adaptive: start_k must be in [1, max_k={self.max_k}], "
                             f"got {self.start_k}")
+        if self.slow_start_evidence < 0:
+            raise UserError("adaptive: slow_start_evidence must be >= 0, got "
+                            f"{self.slow_start_evidence}")
+        if self.extrapolated_cost_weight <= 0:
+            raise UserError("adaptive: extrapolated_cost_weight must be > 0, got "
+                            f"{self.extrapolated_cost_weight}")
         if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
             raise UserError("adaptive: need margin >= 0, explore_every >= 2, "
                             "0 <= explore_budget < 0.5")

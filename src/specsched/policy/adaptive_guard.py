@@ -1,5 +1,6 @@
-"""Per-cell bookkeeping of the adaptive policy: exploration period with back-off, and the guard
-that turns speculation off where it measurably loses.
+"""Per-cell bookkeeping of the adaptive policy: exploration period with back-off, the guard
+that turns speculation off where it measurably loses, and the trust region of the cost model
+in cells its prior did not profile.
 
 The guard compares, within one (batch x context) cell, steps that drafted with steps that did not,
 each as r = measured goodput / the cost model's predicted no-spec goodput for that step's batch
@@ -19,6 +20,8 @@ WINDOW = 32  # recent steps per population
 MIN_SPEC, MIN_NOSPEC = 6, 3
 MAX_BACKOFF = 4
 COOLDOWN = 48  # steps of the cell without drafting after the guard trips
+EARLY_PROBE = 6  # a cell outside the cost prior's box is first probed after this many steps
+SURPRISE = 0.2  # a drafting step slower than the cost model said by more than this shrinks trust
 
 
 def _mean_var(xs: deque[float]) -> tuple[float, float]:
@@ -31,8 +34,8 @@ def _mean_var(xs: deque[float]) -> tuple[float, float]:
 class CellState:
     """One cell: step count, exploration period, and the guard's two samples."""
 
-    __slots__ = ("backoff", "guarded_until", "nospec", "spec", "steps", "steps_since_probe",
-                 "trips")
+    __slots__ = ("backoff", "early_probe", "guarded_until", "nospec", "spec", "steps",
+                 "steps_since_probe", "trips")
 
     def __init__(self) -> None:
         self.steps = 0
@@ -40,6 +43,7 @@ class CellState:
         self.backoff = 1
         self.guarded_until = 0
         self.trips = 0  # how many times the guard turned drafting off here
+        self.early_probe = False  # probe K = 1 soon if the cell does not draft (no profile here)
         self.spec: deque[float] = deque(maxlen=WINDOW)
         self.nospec: deque[float] = deque(maxlen=WINDOW)
 
@@ -50,6 +54,14 @@ class CellState:
     def due(self, every: int) -> bool:
         """Whether this step of the cell is an exploration step."""
         return self.steps_since_probe + 1 >= every * self.backoff
+
+    def early_probe_due(self, after: int, drafting: bool) -> bool:
+        """An early K = 1 probe is pending, the cell has run `after` steps and drafts nothing
+        (a cell that drafts has no use for it: the flag is dropped)."""
+        if not self.early_probe or (not drafting and self.steps < after):
+            return False
+        self.early_probe = False
+        return not drafting
 
     def probed(self, confirmed: bool) -> None:
         """A probe ran; `confirmed`: it agreed with the cell's choice (back off), else reset."""
@@ -78,3 +90,32 @@ class CellState:
     def advance(self) -> None:
         self.steps += 1
         self.steps_since_probe += 1
+
+
+class TrustRegion:
+    """How deep the step cost model may be trusted in a cell outside its prior's box.
+
+    K may rise one above the deepest K whose timed steps the model predicted (a step slower than
+    predicted by more than SURPRISE does not count); a K whose step was that much slower caps
+    the cell below it for COOLDOWN of its steps (K = 1 stays allowed: the model learns from it
+    and the guard judges it), after which it may be tried again by a model that learned from it.
+    """
+
+    __slots__ = ("ceiling", "until", "verified")
+
+    def __init__(self) -> None:
+        self.verified = 0  # deepest K timed as predicted
+        self.ceiling = 0  # K above which the cell may not draft while steps < until
+        self.until = 0
+
+    def cap(self, steps: int) -> int:
+        cap = self.verified + 1
+        return min(cap, max(self.ceiling, 1)) if steps < self.until else cap
+
+    def timed(self, k: int, observed_over_predicted: float, steps: int) -> None:
+        """A step drafting k deep took `observed_over_predicted` x the model's time."""
+        if observed_over_predicted > 1.0 + SURPRISE:
+            self.ceiling, self.until = k - 1, steps + COOLDOWN
+            self.verified = min(self.verified, k - 1)
+        else:
+            self.verified = max(self.verified, k)

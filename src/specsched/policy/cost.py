@@ -63,19 +63,41 @@ class StepCostModel:
     rel_rmse: float = 0.0  # sqrt(mean((pred - y)^2 / y^2)) over the fitted samples
     num_samples: int = 0
     typical_seconds: float = 0.05  # a typical step's time (the online model's unit)
+    # the (B, context) box the fitted samples covered; None: unknown (trusted everywhere)
+    batch_range: tuple[int, int] | None = None
+    ctx_range: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if len(self.coef) != NUM_FEATURES:
             raise ValueError(f"a step cost model has {NUM_FEATURES} coefficients, got "
                              f"{len(self.coef)}")
+        for name, box in (("batch_range", self.batch_range), ("ctx_range", self.ctx_range)):
+            if box is not None and not 0 <= box[0] <= box[1]:
+                raise ValueError(f"a step cost model's {name} must be (lo, hi) with "
+                                 f"0 <= lo <= hi, got {box}")
+
+    def covers(self, batch_size: int, ctx: int, slack: float = 1.25) -> bool:
+        """Whether B requests at context ctx lie inside the fitted box, widened by `slack` on
+        each side (a prediction there interpolates; far outside it extrapolates a linear model
+        along terms the samples may not pin down)."""
+        def inside(x: int, box: tuple[int, int] | None) -> bool:
+            return box is None or box[0] / slack <= x <= box[1] * slack
+
+        return inside(batch_size, self.batch_range) and inside(ctx, self.ctx_range)
 
     def predict(self, x: np.ndarray) -> float:
         """Seconds for a step with features x (never below 1 microsecond)."""
         return max(float(np.dot(self.coef, x)), 1e-6)
 
     def to_json(self) -> dict[str, object]:
-        return {"features": list(FEATURES), "coef": list(self.coef),
-                "rel_rmse": self.rel_rmse, "num_samples": self.num_samples}
+        out: dict[str, object] = {"features": list(FEATURES), "coef": list(self.coef),
+                                  "rel_rmse": self.rel_rmse, "num_samples": self.num_samples,
+                                  "typical_seconds": self.typical_seconds}
+        if self.batch_range is not None:
+            out["batch_range"] = list(self.batch_range)
+        if self.ctx_range is not None:
+            out["ctx_range"] = list(self.ctx_range)
+        return out
 
 
 def fit_step_cost(
@@ -133,6 +155,11 @@ class OnlineStepCost:
 
     def predict(self, x: np.ndarray) -> float:
         return max(float(np.dot(self.theta, x)), 1e-6)
+
+    def add_uncertainty(self, weight: float) -> None:
+        """Process noise (a Kalman filter's Q = I / weight): the prior's evidence is worth at
+        most about `weight` steps from now on, e.g. where it extrapolates beyond its samples."""
+        self.P = self.P + np.eye(NUM_FEATURES) / weight
 
     def update(self, x: np.ndarray, seconds: float) -> None:
         """One observed step: x its features, `seconds` its wall time."""

@@ -54,6 +54,10 @@ def bad_profile(tmp_path: Path) -> str:
         (adaptive({"margin": True}), "margin must be a finite number"),
         (adaptive({"request_decay": 1.5}), r"request_decay must be in \(0, 1\]"),
         (adaptive({"cost_prior": [1, 2]}), "cost_prior needs 7 coefficients"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "batch_range": [4, 1]}}),
+         r"cost_prior batch_range must have 0 <= lo <= hi"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "ctx_range": 512}}),
+         r"cost_prior ctx_range must be \[lo, hi\]"),
         (adaptive({"acceptance_prior": [[512]]}), "acceptance_prior must be"),
         (adaptive("fast"), "adaptive must be an object"),
     ],
@@ -83,6 +87,11 @@ def test_valid_blocks() -> None:
                                     "cost_prior": {"coef": [0.01, 0, 0, 0.001, 0, 0, 0]}}))
     assert own.adaptive_config.acceptance_prior == ((100, (0.5,)),)
     assert own.adaptive_config.cost_prior.coef[0] == 0.01  # type: ignore[union-attr]
+    # The profiled box travels with the cost prior (outside it the policy trusts it less).
+    prior = a.cost_prior
+    assert prior.batch_range is not None and prior.ctx_range is not None
+    boxed = config_from_obj(adaptive({"cost_prior": prior.to_json()}))
+    assert boxed.adaptive_config.cost_prior == prior
     # The policy the scheduler class builds from it: adaptive, one K per step.
     built = PolicyConfig(schedule=cfg.schedule, kind=PolicyKind.ADAPTIVE, adaptive=a).build()
     assert built.max_k == 3 and not built.per_request  # type: ignore[attr-defined]

@@ -84,8 +84,9 @@ def _acceptance_prior(value: Any) -> tuple[tuple[int, tuple[float, ...]], ...]:
 
 
 def _cost_prior(value: Any) -> StepCostModel:
-    """`{"coef": [...], "rel_rmse": r, "num_samples": n}` (`StepCostModel.to_json`) or the
-    coefficient list alone."""
+    """`{"coef": [...], "rel_rmse": r, "num_samples": n, "typical_seconds": t,
+    "batch_range": [lo, hi], "ctx_range":
+    [lo, hi]}` (`StepCostModel.to_json`; ranges optional) or the coefficient list alone."""
     body = value if isinstance(value, Mapping) else {"coef": value}
     coef = body.get("coef")
     if not isinstance(coef, (list, tuple)) or len(coef) != NUM_FEATURES:
@@ -93,7 +94,32 @@ def _cost_prior(value: Any) -> StepCostModel:
                         f"(StepCostModel.to_json), got {show_value(value)}")
     return StepCostModel(tuple(float(_number("cost_prior coef", c, "float")) for c in coef),
                          float(_number("cost_prior rel_rmse", body.get("rel_rmse", 0.0), "float")),
-                         int(_number("cost_prior num_samples", body.get("num_samples", 0), "int")))
+                         int(_number("cost_prior num_samples", body.get("num_samples", 0), "int")),
+                         _typical(body.get("typical_seconds", 0.05)),
+                         batch_range=_box("batch_range", body.get("batch_range")),
+                         ctx_range=_box("ctx_range", body.get("ctx_range")))
+
+
+def _typical(value: Any) -> float:
+    """A typical step's seconds (the online cost model's unit): positive."""
+    t = float(_number("cost_prior typical_seconds", value, "float"))
+    if t <= 0:
+        raise UserError(f"specsched: adaptive cost_prior typical_seconds must be > 0, got {t}")
+    return t
+
+
+def _box(name: str, value: Any) -> tuple[int, int] | None:
+    """A cost prior's profiled range `[lo, hi]` (absent: trusted everywhere)."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise UserError(f"specsched: adaptive cost_prior {name} must be [lo, hi], got "
+                        f"{show_value(value)}")
+    lo, hi = (int(_number(f"cost_prior {name}", v, "int")) for v in value)
+    if not 0 <= lo <= hi:
+        raise UserError(f"specsched: adaptive cost_prior {name} must have 0 <= lo <= hi, got "
+                        f"{show_value(value)}")
+    return (lo, hi)
 
 
 def _profile_prior(path: Any, base: AdaptiveConfig, max_k: int | None) -> AdaptiveConfig:
