@@ -186,10 +186,10 @@ class AdaptivePolicy:
 
     def _trusted_k(self, cell: Cell, state: CellState) -> int:
         """The deepest K the cost model may be trusted for here: any inside the cost prior's
-        box; outside it `TrustRegion.cap` (one more than the deepest K this cell has timed as
-        predicted, below one whose cost surprised it): step cost at B = 16 grew faster than
-        linearly in K on this CPU (170 / 280 / 370 / 650 ms for K = 0..3), which a linear
-        model fitted at B <= 4 cannot foresee."""
+        box; outside it `TrustRegion.cap` (one more than the deepest K that paid in this cell,
+        below one that did not): step cost at B = 16 grew faster than linearly in K on this CPU
+        (170 / 280 / 370 / 650 ms for K = 0..3), which a linear model fitted at B <= 4 cannot
+        foresee."""
         trust = self._trust.get(cell)
         return self.cfg.max_k if trust is None else min(self.cfg.max_k, trust.cap(state.steps))
 
@@ -251,6 +251,16 @@ class AdaptivePolicy:
             return np.zeros_like(ks), True  # the guard's no-spec reference
         return np.minimum(1, caps), True  # does drafting pay here now?
 
+    def _judge_depth(self, trust: TrustRegion, outcome: StepOutcome, ctx: list[int],
+                     drafted: list[int], seconds: float, steps: int) -> None:
+        """Did drafting max(drafted) deep pay against one draft less (`TrustRegion.timed`)?"""
+        k = max(drafted)
+        tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
+        shallower = [min(d, k - 1) for d in drafted]
+        cf_tokens = sum(min(r.num_accepted_tokens, k - 1) + 1 for r in outcome.requests)
+        cf_seconds = self.cost.predict(step_features(ctx, shallower, outcome.num_prefill_tokens))
+        trust.timed(k, tokens / seconds, cf_tokens / cf_seconds, steps)
+
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:
         pending, self._pending = self._pending, None
@@ -287,8 +297,8 @@ class AdaptivePolicy:
             return
         x = step_features(ctx, drafted, outcome.num_prefill_tokens)
         if pending is not None and pending[0] in self._trust and max(drafted) > 0:
-            self._trust[pending[0]].timed(max(drafted), seconds / self.cost.predict(x),
-                                          self.cell_state[pending[0]].steps)
+            self._judge_depth(self._trust[pending[0]], outcome, ctx, drafted, seconds,
+                              self.cell_state[pending[0]].steps)
         nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:

@@ -21,7 +21,7 @@ MIN_SPEC, MIN_NOSPEC = 6, 3
 MAX_BACKOFF = 4
 COOLDOWN = 48  # steps of the cell without drafting after the guard trips
 EARLY_PROBE = 6  # a cell outside the cost prior's box is first probed after this many steps
-SURPRISE = 0.2  # a drafting step slower than the cost model said by more than this shrinks trust
+TRUST_MARGIN = 0.1  # a deeper K that measured this much below the shallower one did not pay
 
 
 def _mean_var(xs: deque[float]) -> tuple[float, float]:
@@ -95,16 +95,19 @@ class CellState:
 class TrustRegion:
     """How deep the step cost model may be trusted in a cell outside its prior's box.
 
-    K may rise one above the deepest K whose timed steps the model predicted (a step slower than
-    predicted by more than SURPRISE does not count); a K whose step was that much slower caps
-    the cell below it for COOLDOWN of its steps (K = 1 stays allowed: the model learns from it
-    and the guard judges it), after which it may be tried again by a model that learned from it.
+    K may rise one above the deepest K that has paid here. A drafting step at depth k >= 2 paid when
+    its measured goodput is at least (1 - TRUST_MARGIN) x what depth k - 1 would have given:
+    that counterfactual is exact in tokens (a request that accepted a of its drafts would have
+    accepted min(a, k - 1) of k - 1) and uses the model's time for the shallower step (trusted:
+    it is inside the region). A step that did not pay caps the cell below k for COOLDOWN of its
+    steps (K = 1 stays allowed: the guard judges drafting at all), after which a model that
+    learned from it may try k again.
     """
 
     __slots__ = ("ceiling", "until", "verified")
 
     def __init__(self) -> None:
-        self.verified = 0  # deepest K timed as predicted
+        self.verified = 0  # deepest K that paid
         self.ceiling = 0  # K above which the cell may not draft while steps < until
         self.until = 0
 
@@ -112,9 +115,12 @@ class TrustRegion:
         cap = self.verified + 1
         return min(cap, max(self.ceiling, 1)) if steps < self.until else cap
 
-    def timed(self, k: int, observed_over_predicted: float, steps: int) -> None:
-        """A step drafting k deep took `observed_over_predicted` x the model's time."""
-        if observed_over_predicted > 1.0 + SURPRISE:
+    def timed(self, k: int, goodput: float, shallower_goodput: float, steps: int) -> None:
+        """A step drafting k deep measured `goodput` (tokens/s); depth k - 1 would have given
+        `shallower_goodput`. K = 1 is not judged here (the guard weighs drafting against not
+        drafting with measured steps of both; a cell held at K >= 1 has timed no K = 0 step, and
+        the model's K = 0 time there is the extrapolation itself)."""
+        if k >= 2 and goodput < (1.0 - TRUST_MARGIN) * shallower_goodput:
             self.ceiling, self.until = k - 1, steps + COOLDOWN
             self.verified = min(self.verified, k - 1)
         else:
