@@ -157,3 +157,15 @@ def test_uncreatable_out_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert main(["report", str(good), "--out", str(blocker / "rep"), "--no-charts"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: report folder") and err.count("\n") == 1
+
+
+def test_a_symlink_to_the_results_shares_its_lock(tmp_path: Path) -> None:
+    """Two names of one results file (a symlink as --out) take one lock, not two."""
+    out = tmp_path / "r.jsonl"
+    out.write_text("")
+    alias = tmp_path / "alias.jsonl"
+    alias.symlink_to(out)
+    assert lock_path(alias) == lock_path(out)
+    with (results_lock(out), pytest.raises(UserError, match="another `specsched bench`"),
+          results_lock(alias)):
+        pass

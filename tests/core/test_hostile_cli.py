@@ -54,11 +54,11 @@ def _sparse(d: Path) -> str:
     return str(path)
 
 
-def _experiment(schedule_yaml: str) -> Callable[[Path], str]:
+def _experiment(schedule_yaml: str, arm: str = "a") -> Callable[[Path], str]:
     def make(d: Path) -> str:
         path = d / "exp.yaml"
         path.write_text(
-            "name: x\nbackend: simulated\narms:\n  - name: a\n    schedule: "
+            f"name: x\nbackend: simulated\narms:\n  - name: {arm}\n    schedule: "
             + schedule_yaml
             + "\nscenarios:\n  - {name: s, kind: batch, prompt_lens: [10], output_len: 4}\n"
         )
@@ -87,7 +87,7 @@ CASES: list[Case] = [
     ("yaml-deep-block", check(_yaml(BLOCK_DEEP)), "nested deeper than 64"),
     ("yaml-recursive-alias", check(_yaml("a: &a [*a]\n")), "recursive"),
     ("yaml-recursive-map", check(_yaml("&a {speculative_config: *a}\n")), "recursive"),
-    ("yaml-billion-laughs", check(_yaml(LAUGHS)), "aliases expand"),
+    ("yaml-billion-laughs", check(_yaml(LAUGHS)), "once aliases are expanded"),
     ("yaml-merge-chain", check(_yaml(MERGES)), "nested deeper than 64"),
     ("json-huge-int", check("[[1, 4, " + "9" * 5000 + "]]"), "5000 digits"),
     ("json-huge-negative", check("[[-" + "9" * 20 + ", 4, 2]]"), "too small"),
@@ -116,7 +116,30 @@ CASES: list[Case] = [
     ("route-huge-ctx", lambda d: ["route", GOOD, "--ctx", "1," + "9" * 5000], "--ctx: item 1"),
     ("export-deep", lambda d: ["export", "[" * 5000, "--to", "vllm"], "nested deeper"),
     ("max-k-huge", lambda d: ["check", GOOD, "--max-k", "9" * 25], "too large"),
-    ("bench-alias-bomb", lambda d: ["bench", _yaml(LAUGHS)(d), "--dry-run"], "aliases expand"),
+    ("bench-alias-bomb", lambda d: ["bench", _yaml(LAUGHS)(d), "--dry-run"],
+     "once aliases are expanded"),
+    ("bench-yaml-many-values", lambda d: ["bench", _yaml("[" + "0," * 1_500_000 + "0]")(d),
+                                          "--dry-run"], "more than 500000 values"),
+    ("yaml-schedule-over-limit", check(_yaml("[" + "0," * 600_000 + "0]")),
+     "write a table this large as a .json file"),
+    ("json-duplicate-key", check('{"schedule": [[1, 4, 2]], "schedule": [[1, 4, 3]]}'),
+     "key 'schedule' appears twice"),
+    ("yaml-duplicate-key", check(_yaml("schedule: [[1, 4, 2]]\nschedule: [[1, 4, 3]]\n")),
+     "key 'schedule' appears twice"),
+    ("export-huge-max-num-seqs",
+     lambda d: ["export", GOOD, "--to", "vllm", "--max-num-seqs", "1000000000000"],
+     "--max-num-seqs must be in [1, 65536]"),
+    ("report-fifo", lambda d: ["report", _fifo(d), "--no-charts"], "not a regular file"),
+    ("report-dev-zero", lambda d: ["report", "/dev/zero", "--no-charts"], "not a regular file"),
+    ("bench-resume-fifo",
+     lambda d: ["bench", _experiment("[[1, 8, 2]]")(d), "--out", _fifo(d), "--resume"],
+     "not a regular file"),
+    ("bench-arm-name-path",
+     lambda d: ["bench", _experiment("[[1, 8, 2]]", arm="../../x")(d), "--dry-run"],
+     "arm name '../../x' must be"),
+    ("bench-arm-name-space",
+     lambda d: ["bench", _experiment("[[1, 8, 2]]", arm="'a b'")(d), "--dry-run"],
+     "arm name 'a b' must be"),
     ("bench-arm-sexagesimal",
      lambda d: ["bench", _experiment("[[1, 8, 1:30]]")(d), "--dry-run"], "got str ('1:30')"),
 ]
@@ -149,7 +172,8 @@ def _cap_memory() -> None:  # runs in the child before exec
 
 
 SUBPROCESS = ["json-deep-file", "yaml-billion-laughs", "yaml-recursive-alias", "fifo",
-              "dev-zero", "json-huge-int", "oversize"]
+              "dev-zero", "json-huge-int", "oversize", "bench-yaml-many-values",
+              "export-huge-max-num-seqs", "report-dev-zero", "bench-resume-fifo"]
 
 
 @pytest.mark.parametrize("case", SUBPROCESS)
@@ -174,7 +198,11 @@ def test_large_legal_schedules_check_in_seconds(tmp_path: Path,
         (tmp_path / name).write_text(json.dumps(entries))
         (tmp_path / name.replace(".json", ".yaml")).write_text(
             "".join(f"- {e}\n" for e in entries))
-    for name in ("rows.json", "grid.json", "rows.yaml", "grid.yaml"):
+    # the largest YAML schedule accepted: ~1 MiB of 5-item entries (~200,000 values)
+    near = "".join(f"- [{i + 1}, {i + 1}, 1, 2147483647, {i % 8}]\n" for i in range(30_000))
+    assert 0.8 * 2**20 < len(near) <= 2**20
+    (tmp_path / "near.yaml").write_text(near)
+    for name in ("rows.json", "grid.json", "rows.yaml", "grid.yaml", "near.yaml"):
         start = time.perf_counter()
         rc = main(["check", str(tmp_path / name)])
         elapsed = time.perf_counter() - start

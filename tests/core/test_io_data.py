@@ -21,7 +21,7 @@ HOSTILE_YAML = [
     ("".join("  " * i + "-\n" for i in range(200)), "nested deeper than 64"),
     ("a: &a [*a]", "recursive"),
     ("&a {x: {y: *a}}", "recursive"),
-    (LAUGHS, "aliases expand to more than"),
+    (LAUGHS, "once aliases are expanded"),
     ("a0: &a0 {x: 1}\n" + "".join(f"a{i}: &a{i} {{<<: *a{i - 1}}}\n" for i in range(1, 100)),
      "nested deeper than 64"),
     ("[" + "9" * 5000 + "]", "5000 digits"),

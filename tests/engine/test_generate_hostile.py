@@ -64,6 +64,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("prompts-file-fifo", ["--prompts-file", "{fifo}"], "not a regular file"),
     ("prompts-file-device", ["--prompts-file", "/dev/zero"], "not a regular file"),
     ("prompts-file-dir", ["--prompts-file", "{dir}"], "is a directory"),
+    # refused before the model loads (it used to fail after generating)
+    ("freeze-to-static", ["--freeze-to", "{dir}/l.json"], "--freeze-to needs --policy adaptive"),
+    ("freeze-to-under-a-file", ["--policy", "adaptive", "--freeze-to", "{bad}/l.json"],
+     "is not a folder, so the learned schedule cannot be written"),
+    ("freeze-to-a-folder", ["--policy", "adaptive", "--freeze-to", "{dir}"], "is a directory"),
 ]
 
 

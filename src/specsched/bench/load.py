@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +33,8 @@ from specsched.io import (
 )
 from specsched.policy import CtxAgg
 from specsched.schedule import Schedule, load_schedule, schedule_from_obj
+
+ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")  # names files: no paths, no spaces
 
 E = TypeVar("E", bound=Enum)
 MAX_EXPERIMENT_BYTES = 4 * MiB
@@ -116,6 +119,10 @@ def parse_arm(obj: Any, index: int, base_dir: Path,
     where = f"arms[{index}]"
     obj = check_keys(obj, ARM_KEYS, where)
     name = _str(obj, "name", where)
+    if not ARM_NAME.fullmatch(name):
+        raise UserError(f"{where}: arm name {show_value(name)} must be 1-64 characters of letters, "
+                        "digits, '.', '_', '+', '-', starting with a letter or digit (it names "
+                        "files: server logs, charts)")
     where = f"arm {show_value(name)}"
     has_schedule, has_k = "schedule" in obj, "k" in obj
     if has_schedule == has_k:

@@ -23,8 +23,10 @@ from specsched.errors import UserError
 
 
 def lock_path(results: Path) -> Path:
-    """`results.jsonl` -> `results.jsonl.lock`, in the same folder."""
-    return results.with_name(results.name + ".lock")
+    """`results.jsonl` -> `results.jsonl.lock`, in the same folder (of the file a symlink points
+    to: two names of one file share one lock)."""
+    real = Path(os.path.realpath(results))
+    return real.with_name(real.name + ".lock")
 
 
 def ensure_parent(path: Path) -> None:

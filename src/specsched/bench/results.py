@@ -27,9 +27,11 @@ from typing import IO, Any
 
 from specsched.bench.lock import ensure_parent
 from specsched.errors import UserError
-from specsched.io import atomic_write_text
+from specsched.io import MiB, atomic_write_text, read_user_bytes
 
 RESULTS_VERSION = 1
+# ~2 KB a trial: a quarter of a million trials; a bigger file is not a results file of this tool
+MAX_RESULTS_BYTES = 512 * MiB
 
 
 class RecordType(str, Enum):
@@ -91,12 +93,9 @@ def scan_lines(data: bytes) -> tuple[list[dict[str, Any]], CorruptTail | None]:
 
 def read_results(path: Path, allow_corrupt_tail: bool = False) -> Results:
     """Read a results file. A corrupt tail is a UserError unless `allow_corrupt_tail`."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such results file") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc}") from None
+    if not path.exists() and not path.is_symlink():
+        raise UserError(f"{path}: no such results file")
+    data = read_user_bytes(path, "results", MAX_RESULTS_BYTES)
     try:
         records, tail = scan_lines(data)
     except UserError as exc:

@@ -153,13 +153,14 @@ def _run_specsched(
     adaptive: dict[str, object] | None = None,
 ) -> int:
     from specsched.integrations.vllm.flags import render_flags, serve_flags
-    from specsched.integrations.vllm.table import DEFAULT_MAX_NUM_SEQS
+    from specsched.integrations.vllm.table import DEFAULT_MAX_NUM_SEQS, MAX_TABLE_NUM_SEQS
     from specsched.integrations.vllm.version import supported_range_text
 
     method, model, ctx_agg, extra = resolved
     max_num_seqs = args.max_num_seqs if args.max_num_seqs is not None else DEFAULT_MAX_NUM_SEQS
-    if max_num_seqs < 1:
-        raise UserError(f"--max-num-seqs must be >= 1, got {max_num_seqs}")
+    if not 1 <= max_num_seqs <= MAX_TABLE_NUM_SEQS:
+        raise UserError(f"--max-num-seqs must be in [1, {MAX_TABLE_NUM_SEQS}] (the table has an "
+                        f"entry per batch size), got {max_num_seqs}")
     flags = serve_flags(
         spec.schedule,
         method=method,

@@ -13,7 +13,8 @@ from typing import Any
 
 from specsched.cli.spec_flags import add_drafter_args, add_policy_args, speculative_from_args
 from specsched.errors import UserError
-from specsched.io import MiB, atomic_write_json, read_user_text, show_value
+from specsched.io import MiB, atomic_write_json, check_output_path, read_user_text, show_value
+from specsched.policy import PolicyKind
 
 DEFAULT_MODEL = "smollm2-135m"  # = specsched.engine.loading.registry.DEFAULT_MODEL, no torch
 MAX_PROMPTS_BYTES = 64 * MiB
@@ -84,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
             f"{show_value(args.max_new_tokens)}"
         )
     spec = speculative_from_args(args)
+    if args.freeze_to is not None:  # refused before the model loads, not after generating
+        if spec.policy.kind is not PolicyKind.ADAPTIVE:
+            raise UserError("--freeze-to needs --policy adaptive (a static policy learns nothing)")
+        check_output_path(args.freeze_to, "learned schedule")
     params = [  # request i is seeded with seed + i so prompts do not share one random stream
         SamplingParams(
             max_tokens=args.max_new_tokens,

@@ -48,10 +48,12 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "check_keys",
+    "check_output_path",
     "dataclass_from_mapping",
     "parse_data_text",
     "parse_json_text",
     "parse_yaml_text",
+    "read_user_bytes",
     "read_user_text",
     "show_items",
     "show_text",
@@ -81,6 +83,23 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise
 
 
+def check_output_path(path: str | Path, what: str) -> None:
+    """Refuse, before any work, an output path that cannot be written: a folder in its place, or
+    a nearest existing ancestor that is not a writable folder (the folders below it are created
+    at write time)."""
+    target = Path(path)
+    shown = show_text(str(path), 120)
+    if target.is_dir():
+        raise UserError(f"{shown}: is a directory; give a file name for the {what}")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"{shown}: {parent} is not a folder, so the {what} cannot be written")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{shown}: no permission to write in {parent} (the {what})")
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -92,6 +111,17 @@ def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 1) -> Non
 
 def read_user_text(path: str | Path, what: str, max_bytes: int = 16 * MiB) -> str:
     """The UTF-8 text of a user-named regular file of at most `max_bytes`."""
+    data = read_user_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{show_text(str(path), 120)}: not valid UTF-8 text (byte {exc.start}); "
+                        f"save the {what} file as UTF-8") from None
+
+
+def read_user_bytes(path: str | Path, what: str, max_bytes: int = 16 * MiB) -> bytes:
+    """The bytes of a user-named regular file of at most `max_bytes` (a pipe or a device, which
+    would block or never end, is refused before it is opened)."""
     p = Path(path)
     shown = show_text(str(path), 120)
     try:
@@ -118,11 +148,7 @@ def read_user_text(path: str | Path, what: str, max_bytes: int = 16 * MiB) -> st
         raise UserError(f"{shown}: cannot read the {what} file ({exc.strerror or exc})") from None
     if len(data) > max_bytes:  # grew since stat
         raise UserError(f"{shown}: over the {max_bytes} byte limit for a {what} file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{shown}: not valid UTF-8 text (byte {exc.start}); save the {what} file "
-                        f"as UTF-8") from None
+    return data
 
 
 def check_keys(obj: Any, allowed: set[str] | frozenset[str], where: str) -> dict[str, Any]:

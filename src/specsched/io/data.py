@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
 from yaml.resolver import Resolver
@@ -36,7 +36,8 @@ from specsched.errors import UserError
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 30
-MAX_NODES = 1_000_000  # values after alias expansion; a 100 x 100 5-item grid holds 60,000
+MAX_NODES = 500_000  # values (after alias expansion); a 100 x 100 5-item grid holds 60,000;
+# the composed YAML graph costs ~0.5 KB a value, so this bounds a YAML file at ~0.25 GB
 
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 
@@ -102,13 +103,27 @@ def parse_json_text(text: str, where: str) -> Any:
     def parse_constant(name: str) -> Any:
         raise UserError(f"{where}: {name} is not a JSON number")
 
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) < len(items):  # a key given twice: which value was meant is unknowable
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    raise UserError(f"{where}: key {show_text(key, 30)!r} appears twice in one "
+                                    "object")
+                seen.add(key)
+        return obj
+
     try:
-        obj = json.loads(text, parse_int=parse_int, parse_constant=parse_constant)
+        obj = json.loads(text, parse_int=parse_int, parse_constant=parse_constant,
+                         object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: invalid JSON: {exc.msg} at line {exc.lineno} column "
                         f"{exc.colno}") from None
     except RecursionError:  # the C scanner recurses per level; refused below at MAX_DEPTH anyway
         raise UserError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except MemoryError:
+        raise UserError(f"{where}: too large to read in the memory available") from None
     problem = _problem_tree(obj)
     if problem is not None:
         raise UserError(f"{where}: {problem}")
@@ -149,6 +164,19 @@ class _CoreConstructor(SafeConstructor):
                                    f"{MAX_INT_DIGITS} digits)", node.start_mark)
         return int(text)
 
+    def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:
+        """A mapping whose own keys (merged `<<` keys may be overridden) are distinct."""
+        if isinstance(node, MappingNode):
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                if key_node.value in seen:
+                    raise ConstructorError(None, None, f"key {show_text(key_node.value, 30)!r} "
+                                           "appears twice", key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+
 
 _CoreConstructor.add_constructor("tag:yaml.org,2002:int",  # type: ignore[type-var]
                                  _CoreConstructor.construct_yaml_int)
@@ -161,10 +189,15 @@ class _BoundedComposer(Composer):
     def __init__(self) -> None:
         super().__init__()
         self._depth = 0
+        self._nodes = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         self._depth += 1
+        self._nodes += 1
         try:
+            if self._nodes > MAX_NODES:  # counted as written, before the graph is whole
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_NODES} values",
+                                                  self.peek_event().start_mark)  # type: ignore[attr-defined]
             if self._depth > MAX_DEPTH:
                 raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} "
                                                   "levels", self.peek_event().start_mark)  # type: ignore[attr-defined]
@@ -206,7 +239,7 @@ def _problem_graph(root: Node) -> str | None:
             total = 1 + sum(n for n, _ in sub)
             height = 1 + max((h for _, h in sub), default=0)
             if total > MAX_NODES:
-                return f"aliases expand to more than {MAX_NODES} values"
+                return f"more than {MAX_NODES} values once aliases are expanded"
             if height > MAX_DEPTH + 1:
                 return f"nested deeper than {MAX_DEPTH} levels (through aliases)"
             size[key] = (total, height)
@@ -268,6 +301,9 @@ def parse_yaml_text(text: str, where: str, loader: Any = None) -> Any:
         raise UserError(f"{where}: invalid YAML{at}{detail}") from None
     except UnicodeError:  # lone surrogates: not text libyaml can read
         raise UserError(f"{where}: invalid YAML: not valid Unicode text") from None
+    except MemoryError:
+        raise UserError(f"{where}: too large to read as YAML in the memory available; write it "
+                        "as JSON") from None
     finally:
         if instance is not None:
             instance.dispose()

@@ -15,12 +15,11 @@ version 1 files, which lack the optional per-request acceptance keys, load uncha
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from specsched.errors import UserError
-from specsched.io import atomic_write_json
+from specsched.io import MiB, atomic_write_json, parse_json_text, read_user_text
 from specsched.planner.profile import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -33,6 +32,8 @@ from specsched.planner.profile import (
     Stat,
     TimingPoint,
 )
+
+MAX_PROFILE_BYTES = 64 * MiB  # a profile of a few thousand points is well under 1 MiB
 
 
 def _stat_obj(s: Stat | None) -> dict[str, Any] | None:
@@ -238,14 +239,9 @@ def profile_from_obj(obj: Any, where: str = "profile") -> Profile:
 
 def load_profile(path: str | Path) -> Profile:
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UserError(f"{p}: no such profile file (create one with `specsched profile`)")
-    try:
-        obj = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{p}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{p}: cannot read: {exc}") from None
+    obj = parse_json_text(read_user_text(p, "profile", MAX_PROFILE_BYTES), str(p))
     return profile_from_obj(obj, str(p))
 
 

@@ -8,13 +8,12 @@ names or a Hugging Face `config.json` (num_hidden_layers, num_attention_heads, .
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from specsched.errors import UserError
-from specsched.io import dataclass_from_mapping
+from specsched.io import MiB, dataclass_from_mapping, parse_json_text, read_user_text
 from specsched.planner.roofline import HardwareSpec, ModelSpec
 
 
@@ -49,12 +48,7 @@ _DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0, "fp8": 1.0, "fl
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read {what} spec: {exc}") from None
+    obj = parse_json_text(read_user_text(path, f"{what} spec", MiB), str(path))
     if not isinstance(obj, dict):
         raise UserError(f"{path}: a {what} spec must be a JSON object")
     return obj

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from specsched.errors import UserError
+from specsched.io import MiB, read_user_text
 from specsched.planner.acceptance import (
     conditional_from_prefix_rates,
     constant_acceptance_for_length,
@@ -68,10 +69,7 @@ class VllmRun:
 def read_result_objects(path: str | Path) -> list[dict[str, Any]]:
     """All runs in a result file: one JSON object, or one per line (--append-result)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{p}: cannot read: {exc}") from None
+    text = read_user_text(p, "vLLM bench result", 64 * MiB)
     try:
         obj = json.loads(text)
         objs = obj if isinstance(obj, list) else [obj]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from specsched.errors import UserError
+from specsched.io import MiB, read_user_text
 from specsched.planner.profile import (
     AcceptancePoint,
     Profile,
@@ -33,6 +34,8 @@ from specsched.planner.profile import (
     ProfileMetadata,
     ProfileSource,
 )
+
+MAX_TRACE_BYTES = 512 * MiB  # a trace line per step: days of serving
 
 METRIC = "specsched_"
 _SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
@@ -79,10 +82,7 @@ def acceptance_points(cells: dict[int, _Counts]) -> tuple[AcceptancePoint, ...]:
 def acceptance_from_trace(path: str | Path) -> tuple[AcceptancePoint, ...]:
     """Acceptance points from the outcome records of a specsched vLLM trace (JSON lines)."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{p}: cannot read: {exc}") from None
+    lines = read_user_text(p, "vLLM trace", MAX_TRACE_BYTES).splitlines()
     records = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -150,10 +150,7 @@ def metric_samples(text: str) -> list[tuple[str, dict[str, str], float]]:
 def acceptance_from_metrics(path: str | Path) -> tuple[AcceptancePoint, ...]:
     """Acceptance points from a saved `/metrics` page (`curl -s host:port/metrics > FILE`)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{p}: cannot read: {exc}") from None
+    text = read_user_text(p, "metrics page", MAX_TRACE_BYTES)
     cells: dict[int, _Counts] = {}
     for name, labels, value in metric_samples(text):
         base = name.removesuffix("_total")

@@ -20,6 +20,8 @@ from specsched.schedule.parse import parse_schedule
 
 # A 100 x 100 grid of 5-item entries is ~0.3 MiB as JSON.
 MAX_SCHEDULE_BYTES = 4 * MiB
+# YAML is composed into a node graph first (~0.5 KB a value): 1 MiB of YAML is ~0.3 GB and ~5 s
+MAX_YAML_SCHEDULE_BYTES = 1 * MiB
 MAX_PATH_CHARS = 4096  # Linux PATH_MAX; longer text is neither a path nor (not being JSON) inline
 
 # Keys that may hold the entries, in the order they are looked for.
@@ -63,7 +65,8 @@ def schedule_from_obj(obj: Any, max_k: int | None = None) -> Schedule:
 
 def read_schedule_source(source: str | Path) -> Any:
     """Decode a schedule source into Python data: an inline JSON string (starting with `[` or `{`),
-    else a path to a .json / .yaml / .yml file (a regular file of at most MAX_SCHEDULE_BYTES).
+    else a path to a .json / .yaml / .yml file (a regular file of at most MAX_SCHEDULE_BYTES; YAML
+    at most MAX_YAML_SCHEDULE_BYTES).
     Decoding is bounded (`specsched.io.data`): depth, integer digits, YAML aliases; YAML scalars
     follow YAML 1.2 core, so `1:30` or `017` is a string (then an error), never a number."""
     text = str(source) if isinstance(source, Path) else source
@@ -83,8 +86,12 @@ def read_schedule_source(source: str | Path) -> Any:
                 f"or {{) nor a file path"
             )
         raw = read_user_text(stripped, "schedule", MAX_SCHEDULE_BYTES)
-        return parse_data_text(raw, show_text(stripped, 120),
-                               ".json" if Path(stripped).suffix.lower() == ".json" else ".yaml")
+        suffix = ".json" if Path(stripped).suffix.lower() == ".json" else ".yaml"
+        if suffix == ".yaml" and len(raw) > MAX_YAML_SCHEDULE_BYTES:
+            raise ScheduleError(f"{show_text(stripped, 120)}: a YAML schedule may hold at most "
+                                f"{MAX_YAML_SCHEDULE_BYTES} bytes ({len(raw)} given); write a "
+                                f"table this large as a .json file (up to {MAX_SCHEDULE_BYTES})")
+        return parse_data_text(raw, show_text(stripped, 120), suffix)
     except ScheduleError:
         raise
     except UserError as exc:

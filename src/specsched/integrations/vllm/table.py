@@ -30,6 +30,8 @@ from specsched.errors import ScheduleError
 from specsched.schedule import Schedule, batch_only_projection
 
 DEFAULT_MAX_NUM_SEQS = 256  # vLLM's default on most GPUs for `vllm serve`; CPU uses 128
+# The table has one entry per batch size: a bound far above any real batch (the engine's too)
+MAX_TABLE_NUM_SEQS = 65_536
 
 
 def dense_from_entries(entries: list[list[int]], max_num_seqs: int, cap: int) -> list[int]:
