@@ -42,10 +42,18 @@ class Residual:
 class CostFit:
     """The fitted model, its residual at every timing point and the profiled (B, ctx) box."""
 
-    model: StepCostModel
+    model: StepCostModel  # fitted by `fit_profile_cost`, which records the profiled box
     residuals: tuple[Residual, ...]
-    batch_range: tuple[int, int]
-    ctx_range: tuple[int, int]
+
+    @property
+    def batch_range(self) -> tuple[int, int]:
+        assert self.model.batch_range is not None  # set by fit_profile_cost
+        return self.model.batch_range
+
+    @property
+    def ctx_range(self) -> tuple[int, int]:
+        assert self.model.ctx_range is not None
+        return self.model.ctx_range
 
     @property
     def rms_rel(self) -> float:
@@ -71,11 +79,6 @@ class CostFit:
     def step_ms(self, batch_size: int, ctx: int, k: int) -> float:
         """T(B requests at context ctx, K each), ms."""
         return 1000.0 * self.model.predict(step_features([ctx] * batch_size, [k] * batch_size))
-
-    def inside(self, batch_size: float, ctx: float) -> bool:
-        """Whether (B, ctx) lies in the profiled box (the grid is rectangular)."""
-        (b0, b1), (c0, c1) = self.batch_range, self.ctx_range
-        return b0 <= batch_size <= b1 and c0 <= ctx <= c1
 
     def warning(self) -> str | None:
         """A loud one-liner when the fit is poor, else None."""
@@ -116,12 +119,10 @@ class CostFit:
 def fit_cost(profile: Profile) -> CostFit:
     """Fit the step cost model to every timing point of `profile` (at least one)."""
     model = fit_profile_cost(profile)
-    g = profile.grid
-    fit = CostFit(model, (), (g.batch_sizes[0], g.batch_sizes[-1]),
-                  (g.contexts[0], g.contexts[-1]))
+    fit = CostFit(model, ())
     residuals = tuple(
         Residual(t.batch_size, t.ctx, t.k, t.t_step_ms.median,
                  fit.step_ms(t.batch_size, t.ctx, t.k))
         for t in profile.timings
     )
-    return CostFit(model, residuals, fit.batch_range, fit.ctx_range)
+    return CostFit(model, residuals)

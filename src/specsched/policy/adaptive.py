@@ -69,7 +69,7 @@ class AdaptivePolicy:
         self.cell_state: dict[Cell, CellState] = {}
         self.num_steps = 0
         self.num_explored = 0
-        self._bucket_cache: dict[int, np.ndarray] = {}
+        self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
         self._trust: dict[Cell, TrustRegion] = {}  # cells outside the cost prior's box
@@ -96,14 +96,19 @@ class AdaptivePolicy:
         profile's acceptance there (cached until the next observation)."""
         cached = self._bucket_cache.get(ctx_bucket)
         if cached is not None:
-            return cached
+            return cached[0]
         total = AcceptanceCounts(self.cfg.max_k)
         for (_, cb), counts in self.cells.items():
             if cb == ctx_bucket:
                 total.merge(counts)
         post = total.posterior(self._ctx_prior[ctx_bucket], self.cfg.cell_prior_weight)
-        self._bucket_cache[ctx_bucket] = post
+        self._bucket_cache[ctx_bucket] = (post, float(total.tested[0]))
         return post
+
+    def bucket_evidence(self, ctx_bucket: int) -> float:
+        """Decayed verifies at the first position measured in a context bucket (this run's)."""
+        self.bucket_acceptance(ctx_bucket)  # merges the bucket's cells once per observation
+        return self._bucket_cache[ctx_bucket][1]
 
     def _acceptance(self, reqs: list[_Request], ctx: list[int]) -> np.ndarray:  # [n, max_k]
         w = shrinkage_weight([r.counts for r in reqs], self.cfg.request_prior_weight)
@@ -133,9 +138,10 @@ class AdaptivePolicy:
         room = batch.room
         caps = np.array([min(self.cfg.max_k, max(0, room[i])) if room is not None
                          else self.cfg.max_k for i in decoding])
-        cell = cell_of(len(decoding), sum(ctx) // len(decoding))
+        mean_ctx = sum(ctx) // len(decoding)
+        cell = cell_of(len(decoding), mean_ctx)
         state = self.cell_state.setdefault(cell, CellState())
-        self._check_extrapolation(cell, state, len(decoding), sum(ctx) // len(decoding))
+        self._check_extrapolation(cell, state, len(decoding), mean_ctx)
         known = sorted(r.last_k for r in reqs if r.last_k is not None)
         # a new request starts from its batch mates' K (the median), or the prior's K
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
@@ -192,10 +198,6 @@ class AdaptivePolicy:
         foresee."""
         trust = self._trust.get(cell)
         return self.cfg.max_k if trust is None else min(self.cfg.max_k, trust.cap(state.steps))
-
-    def bucket_evidence(self, ctx_bucket: int) -> float:
-        """Decayed verifies at the first position measured in a context bucket (this run's)."""
-        return sum(float(c.tested[0]) for (_, cb), c in self.cells.items() if cb == ctx_bucket)
 
     def _slow_start(self, req: _Request, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling
