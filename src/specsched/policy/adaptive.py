@@ -72,7 +72,7 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
-        self._trust: dict[Cell, TrustRegion] = {}  # cells outside the cost prior's box
+        self._trust: dict[Cell, TrustRegion] = {}  # per cell, opened at its first step
         self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
                                                 cfg.max_k) for b, lo in enumerate(CTX_BUCKETS)}
 
@@ -178,24 +178,34 @@ class AdaptivePolicy:
 
     def _check_extrapolation(self, cell: Cell, state: CellState, batch_size: int,
                              ctx: int) -> None:
-        """The first step of a cell outside the cost prior's box opens its `TrustRegion`, makes
-        the prior's evidence worth `extrapolated_cost_weight` steps (process noise) and, if the
-        cell does not draft, brings its first K = 1 probe EARLY_PROBE steps later: what the cell
-        measures corrects the extrapolation soon. (Without a prior the warm-up varies K around
-        the prior schedule's and every cell learns from zero: no box to leave.)"""
-        prior = self.cfg.cost_prior
-        if prior is None or cell in self._trust or prior.covers(batch_size, ctx):
+        """The first step of a cell opens its `TrustRegion` (unless `trust_inside_box` and the
+        cell is inside the cost prior's box); inside the box it starts from the deepest K that
+        paid in an adjacent cell. Outside the box it also makes the prior's evidence
+        worth `extrapolated_cost_weight` steps (process noise) and, if the cell does not draft,
+        brings its first K = 1 probe EARLY_PROBE steps later: what the cell measures corrects the
+        extrapolation soon. (Without a prior the warm-up varies K around the prior schedule's
+        and every cell learns from zero: no box to leave.)"""
+        if cell in self._trust:
             return
-        self._trust[cell] = TrustRegion()
-        self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
-        state.early_probe = True
+        prior = self.cfg.cost_prior
+        inside = prior is None or prior.covers(batch_size, ctx)
+        if inside and self.cfg.trust_inside_box:
+            return
+        trust = self._trust[cell] = TrustRegion()
+        if inside:  # a request crossing a context bucket, a batch shrinking by one: a neighbour's
+            trust.verified = max((t.verified for c, t in self._trust.items()  # depth holds
+                                  if abs(c[0] - cell[0]) + abs(c[1] - cell[1]) == 1), default=0)
+        else:
+            self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
+            state.early_probe = True
 
     def _trusted_k(self, cell: Cell, state: CellState) -> int:
-        """The deepest K the cost model may be trusted for here: any inside the cost prior's
-        box; outside it `TrustRegion.cap` (one more than the deepest K that paid in this cell,
-        below one that did not): step cost at B = 16 grew faster than linearly in K on this CPU
-        (170 / 280 / 370 / 650 ms for K = 0..3), which a linear model fitted at B <= 4 cannot
-        foresee."""
+        """The deepest K the cost model may be trusted for here: `TrustRegion.cap` (one more
+        than the deepest K that paid in this cell, below one that did not). Step cost grows
+        faster than linearly in K on this CPU — 170 / 280 / 370 / 650 ms for K = 0..3 at
+        B = 16 x ctx 512, and at B = 4 x ctx 512 inside the profiled box K = 3 measured 330-430 ms
+        where the linear fit of the profile said ~300 — which a linear model cannot foresee.
+        With `trust_inside_box`, cells inside the prior's box are not capped."""
         trust = self._trust.get(cell)
         return self.cfg.max_k if trust is None else min(self.cfg.max_k, trust.cap(state.steps))
 
@@ -261,7 +271,7 @@ class AdaptivePolicy:
         shallower = [min(d, k - 1) for d in drafted]
         cf_tokens = sum(min(r.num_accepted_tokens, k - 1) + 1 for r in outcome.requests)
         cf_seconds = self.cost.predict(step_features(ctx, shallower, outcome.num_prefill_tokens))
-        trust.timed(k, tokens / seconds, cf_tokens / cf_seconds, steps)
+        trust.timed(k, tokens, seconds, cf_tokens, cf_seconds, steps)
 
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:

@@ -52,6 +52,10 @@ class AdaptiveConfig:
     its samples covered (`StepCostModel.covers`; inside it counts `OnlineStepCost`'s 50): a
     profile of B {1, 4} extrapolated to B = 16 overstated a K = 1 step by 10 % on this CPU, and a
     cell held at K = 0 by such a prior learns its draft costs only from exploration probes.
+    trust_inside_box: trust the cost model's deeper K inside the prior's box without checking
+    (False: every cell's K rises only one above the deepest K that measurably paid there,
+    `adaptive_guard.TrustRegion`; inside the box too, since a linear fit smooths away the
+    superlinear cost of deep drafts at B >= 4 on this CPU).
     margin: switch K only for a predicted goodput gain above it (hysteresis).
     explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
@@ -72,6 +76,7 @@ class AdaptiveConfig:
     start_k: int = 1
     slow_start_evidence: float = 8.0
     extrapolated_cost_weight: float = 5.0
+    trust_inside_box: bool = False
     margin: float = 0.03
     explore_every: int = 24
     explore_budget: float = 0.06
@@ -92,6 +97,9 @@ class AdaptiveConfig:
         if self.slow_start_evidence < 0:
             raise UserError("adaptive: slow_start_evidence must be >= 0, got "
                             f"{self.slow_start_evidence}")
+        if not isinstance(self.trust_inside_box, bool):
+            raise UserError("adaptive: trust_inside_box must be true or false, got "
+                            f"{self.trust_inside_box!r}")
         if self.extrapolated_cost_weight <= 0:
             raise UserError("adaptive: extrapolated_cost_weight must be > 0, got "
                             f"{self.extrapolated_cost_weight}")
