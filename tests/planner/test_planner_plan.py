@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from planner_tables import table_profile
 
+from specsched.errors import UserError
 from specsched.planner import Arm, CostKind, CostModel, PlanConfig, goodput_table, make_plan
 from specsched.schedule import INF
 
@@ -30,7 +31,7 @@ def test_batch_only_and_2d_must_differ() -> None:
         (0, 4),
         lambda b, c, k: 10.0 if k == 0 else (20.0 if c == 512 else 15.0),
     )
-    r = _plan(p)
+    r = _plan(p, floor=0.0)  # unconstrained (the floor is tested below)
     short, long_ = E4 * 10 / 20, E4 * 10 / 15
     np.testing.assert_array_equal(r.arms[Arm.ORACLE].k_cells, [[0, 4], [0, 4]])
     np.testing.assert_array_equal(r.arms[Arm.PLAN].k_cells, [[0, 4], [0, 4]])
@@ -46,8 +47,32 @@ def test_batch_only_and_2d_must_differ() -> None:
     assert r.schedule.entries() == [[1, 8, 1, 2048, 0], [1, 8, 2049, INF, 4]]
     assert r.schedule.k_for(1, 512) == 0 and r.schedule.k_for(8, 8192) == 4
     assert r.schedule.k_for(100, 10**6) == 4
-    b = _plan(p, batch_only=True, max_ctx_ranges=1)
+    b = _plan(p, batch_only=True, max_ctx_ranges=1, floor=0.0)
     assert b.schedule.entries(3) == [[1, 8, 4]]
+
+
+def test_the_floor_forbids_a_k_predicted_to_lose_in_any_cell_of_its_range() -> None:
+    """Batch-only with one K per batch range cannot take K = 4 (x0.969 at ctx 512) for its gain at
+    8192 under the default floor 0.98; the 2-D plan, which separates the contexts, is unchanged."""
+    p = table_profile(
+        (1, 8),
+        (512, 8192),
+        (0, 4),
+        lambda b, c, k: 10.0 if k == 0 else (20.0 if c == 512 else 15.0),
+    )
+    r = _plan(p)
+    assert r.config.floor == 0.98
+    np.testing.assert_array_equal(r.arms[Arm.PLAN].k_cells, [[0, 4], [0, 4]])
+    np.testing.assert_array_equal(r.arms[Arm.BATCH_ONLY].k_cells, [[0, 0], [0, 0]])
+    np.testing.assert_array_equal(r.arms[Arm.STATIC].k_cells, [[0, 0], [0, 0]])
+    for arm in (Arm.PLAN, Arm.BATCH_ONLY, Arm.STATIC):
+        assert r.arms[arm].speedup.min() >= 0.98
+    assert _plan(p, batch_only=True, max_ctx_ranges=1).schedule.entries(3) == [[1, 8, 0]]
+    # a floor the short cell clears (0.96875 >= 0.96): K = 4 again
+    assert _plan(p, batch_only=True, max_ctx_ranges=1, floor=0.96).schedule.entries(3) == [
+        [1, 8, 4]]
+    with pytest.raises(UserError, match="--floor"):
+        PlanConfig(floor=1.5)
 
 
 def test_batch_only_and_2d_must_be_identical() -> None:
@@ -56,7 +81,7 @@ def test_batch_only_and_2d_must_be_identical() -> None:
     p = table_profile(
         (1, 8), (512, 8192), (0, 4), lambda b, c, k: 10.0 if k == 0 else (12.0 if b == 1 else 25.0)
     )
-    two_d, batch = _plan(p), _plan(p, batch_only=True)
+    two_d, batch = _plan(p, floor=0.0), _plan(p, batch_only=True, floor=0.0)
     assert two_d.schedule.entries(3) == batch.schedule.entries(3) == [[1, 4, 4], [5, 8, 0]]
     assert two_d.schedule.is_batch_only
     for arm in Arm:

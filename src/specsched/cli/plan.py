@@ -40,6 +40,13 @@ def register(sub: Any) -> None:
         help="keep K=0 unless speculation gains more than this fraction (e.g. 0.05)",
     )
     p.add_argument(
+        "--floor",
+        type=float,
+        default=0.98,
+        help="no range's K may be predicted below this x no-spec in any of its cells (0.98; "
+        "0 turns the constraint off)",
+    )
+    p.add_argument(
         "--allow-extrapolation",
         action="store_true",
         help="cells outside the profile are predicted by the fitted model (interpolation: "
@@ -78,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         batch_only=args.batch_only,
         max_k=args.max_k,
         min_gain=args.min_gain,
+        floor=args.floor,
         extrapolation=Extrapolation.CLAMP if args.allow_extrapolation else Extrapolation.ERROR,
     )
     if args.roofline:

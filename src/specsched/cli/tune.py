@@ -55,6 +55,9 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-ctx-ranges", type=int, default=4, help="at most M context ranges (4)")
     p.add_argument("--min-gain", type=float, default=0.0,
                    help="keep K=0 unless speculation is predicted to gain more than this fraction")
+    p.add_argument("--floor", type=float, default=0.98,
+                   help="no range's K may be predicted below this x no-spec in any of its cells "
+                        "(0.98; 0 turns the constraint off)")
     p.add_argument("--max-k", type=int, default=None, help="never choose K above this")
     add_predict_args(p)
 
@@ -76,7 +79,7 @@ def plan_settings(args: argparse.Namespace) -> PlanSettings:
     from specsched.planner.interpolate import CostKind
 
     return PlanSettings(args.max_batch_ranges, args.max_ctx_ranges, args.min_gain, args.max_k,
-                        CostKind(args.cost_model), args.acceptance_quantile)
+                        CostKind(args.cost_model), args.acceptance_quantile, args.floor)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,8 +4,13 @@ per-cell oracle.
 
 Objective: each cell counts equally (or by a user weight): a plan's score is the mean over cells
 of goodput / oracle goodput, so large batches (whose absolute goodput is larger) do not drown the
-small ones. Range boundaries sit between grid points: the arithmetic midpoint for batch size,
-the geometric midpoint for context (the profile is read in log context).
+small ones. Constraint (`floor`): a range's K must not be predicted below `floor` x no-spec in any
+of its cells — one K per batch range must not buy a gain at long context with a loss at short
+context (the demo's batch-only table chose K = 3 at B = 1 predicted x0.97 at ctx 512 for x1.31 at
+4096, and measured x0.947 there); the goodput table is already at the acceptance's lower
+confidence bound, so the floor is a bound on a conservative prediction. Range boundaries sit
+between grid points: the arithmetic midpoint for batch size, the geometric midpoint for context
+(the profile is read in log context).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from specsched.errors import UserError
 from specsched.planner.compact import Compaction, compact
 from specsched.planner.interpolate import CostModel, Extrapolation
 from specsched.schedule import INF, Schedule, parse_schedule
+
+_FORBIDDEN = 1e9  # score of a (cell, K) below the floor: larger than any block's total
 
 
 class Arm(str, Enum):
@@ -38,6 +45,8 @@ class PlanConfig:
     batch_only: bool = False
     max_k: int | None = None
     min_gain: float = 0.0  # keep K=0 unless the best K is better by more than this fraction
+    # no cell of a planned schedule (static, batch-only, 2-D) predicted below this x no-spec
+    floor: float = 0.98
     extrapolation: Extrapolation = Extrapolation.ERROR
 
     def __post_init__(self) -> None:
@@ -49,6 +58,8 @@ class PlanConfig:
             raise UserError(f"--max-k must be >= 0, got {self.max_k}")
         if not 0.0 <= self.min_gain < 10.0:
             raise UserError(f"--min-gain must be a fraction in [0, 10), got {self.min_gain}")
+        if not 0.0 <= self.floor <= 1.0:
+            raise UserError(f"--floor must be a fraction of no-spec in [0, 1], got {self.floor}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +187,9 @@ def make_plan(
     if w.shape != table.goodput.shape[:2] or (w < 0).any():
         raise UserError(f"weights must be a non-negative [batch, ctx] array of shape {w.shape}")
     scores = table.goodput / table.goodput.max(axis=-1, keepdims=True) * w[..., None]  # [B,C,K]
+    speedup = table.goodput / table.goodput[..., :1]  # [B, C, K]
+    # a K below the floor in a cell: no block holding that cell may choose it (K = 0 scores >= 0)
+    scores = np.where(speedup < config.floor, -_FORBIDDEN, scores)
     n, m = config.max_batch_ranges, config.max_ctx_ranges
     static = compact(scores, 1, 1, 0, config.min_gain)
     batch_only = compact(scores, n, 1, 0, config.min_gain)

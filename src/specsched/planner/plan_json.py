@@ -59,6 +59,7 @@ def plan_to_obj(result: PlanResult, source: str) -> dict[str, Any]:
             ],
             "extrapolated_cells": t.extrapolated.tolist(),
             "min_gain": result.config.min_gain,
+            "floor": result.config.floor,
             "arms": {
                 a.value: {
                     "ranges": list(r.shape),

@@ -43,6 +43,7 @@ class PlanSettings:
     max_k: int | None = None
     cost_model: CostKind = CostKind.AUTO
     acceptance_quantile: float = 0.1
+    floor: float = 0.98  # PlanConfig.floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +86,10 @@ def plan_profile(profile: Profile, settings: PlanSettings, source: str) -> TuneP
     """Both plans on the profile's own grid (no extrapolation)."""
     model = CostModel.from_profile(profile, settings.cost_model, settings.acceptance_quantile)
     table = goodput_table(model, max_k=settings.max_k)
-    n, k, g = settings.max_batch_ranges, settings.max_k, settings.min_gain
-    plan_2d = make_plan(table, PlanConfig(n, settings.max_ctx_ranges, max_k=k, min_gain=g))
-    batch = make_plan(table, PlanConfig(n, 1, batch_only=True, max_k=k, min_gain=g))
+    n, k, g, f = settings.max_batch_ranges, settings.max_k, settings.min_gain, settings.floor
+    plan_2d = make_plan(table, PlanConfig(n, settings.max_ctx_ranges, max_k=k, min_gain=g,
+                                          floor=f))
+    batch = make_plan(table, PlanConfig(n, 1, batch_only=True, max_k=k, min_gain=g, floor=f))
     return TunePlans(plan_2d, batch, source)
 
 
