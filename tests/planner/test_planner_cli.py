@@ -61,6 +61,8 @@ def test_plan_profile_batch_only_json(capsys) -> None:  # type: ignore[no-untype
         (["plan", "nope.json"], "no such profile file"),
         (["plan", "--roofline", "--gpu", "B300"], "unknown GPU 'B300'"),
         (["plan", "--roofline", "--max-batch-ranges", "0"], "--max-batch-ranges must be >= 1"),
+        (["plan", "--roofline", "--floor", "1.5"], "--floor must be a fraction of no-spec"),
+        (["plan", "--roofline", "--floor", "nan"], "--floor must be a fraction of no-spec"),
         (
             ["plan", str(EXAMPLES / "smollm2_cpu_manual.profile.json"), "--contexts", "100000"],
             "outside the profiled range",
