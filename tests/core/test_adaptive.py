@@ -280,7 +280,7 @@ def test_inside_its_profiled_box_too_k_rises_only_as_far_as_it_paid() -> None:
 def test_a_depth_is_capped_only_on_evidence() -> None:
     """One unlucky step (the extra draft rejected everywhere, 15 % dearer) does not cap a depth;
     three such steps do, and a clear loss (60 % dearer) caps at once."""
-    from specsched.policy.adaptive_guard import TrustRegion
+    from specsched.policy.adaptive_trust import TrustRegion
 
     trust = TrustRegion()
     trust.timed(1, 2, 0.10, 2, 0.10, steps=0)

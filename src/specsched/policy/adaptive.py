@@ -34,7 +34,8 @@ from specsched.policy.acceptance_stats import (
     shrinkage_weight,
 )
 from specsched.policy.adaptive_config import CTX_BUCKETS, AdaptiveConfig, Cell, cell_of
-from specsched.policy.adaptive_guard import EARLY_PROBE, CellState, TrustRegion
+from specsched.policy.adaptive_guard import EARLY_PROBE, CellState
+from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import OnlineStepCost, step_features
@@ -72,7 +73,7 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
-        self._trust: dict[Cell, TrustRegion] = {}  # per cell, opened at its first step
+        self._trust = TrustRegions(cfg.trust_inside_box)  # how deep each cell may draft
         self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
                                                 cfg.max_k) for b, lo in enumerate(CTX_BUCKETS)}
 
@@ -152,7 +153,7 @@ class AdaptivePolicy:
         else:
             caps = np.minimum(caps, [self._slow_start(r, c)
                                       for r, c in zip(reqs, ctx, strict=True)])
-            caps = np.minimum(caps, self._trusted_k(cell, state))
+            caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
             ks = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
         ks, probe = self._explore(state, ks, caps)
         idle_cells: set[Cell] = set()
@@ -178,36 +179,19 @@ class AdaptivePolicy:
 
     def _check_extrapolation(self, cell: Cell, state: CellState, batch_size: int,
                              ctx: int) -> None:
-        """The first step of a cell opens its `TrustRegion` (unless `trust_inside_box` and the
-        cell is inside the cost prior's box); inside the box it starts from the deepest K that
-        paid in an adjacent cell. Outside the box it also makes the prior's evidence
-        worth `extrapolated_cost_weight` steps (process noise) and, if the cell does not draft,
-        brings its first K = 1 probe EARLY_PROBE steps later: what the cell measures corrects the
-        extrapolation soon. (Without a prior the warm-up varies K around the prior schedule's
-        and every cell learns from zero: no box to leave.)"""
+        """The first step of a cell opens its trust region (`adaptive_trust`). Outside the cost
+        prior's box it also makes the prior's evidence worth `extrapolated_cost_weight` steps
+        (process noise) and, if the cell does not draft, brings its first K = 1 probe
+        EARLY_PROBE steps later: what the cell measures corrects the extrapolation soon.
+        (Without a prior the warm-up varies K around the prior schedule's and every cell learns
+        from zero: no box to leave.)"""
         if cell in self._trust:
             return
         prior = self.cfg.cost_prior
         inside = prior is None or prior.covers(batch_size, ctx)
-        if inside and self.cfg.trust_inside_box:
-            return
-        trust = self._trust[cell] = TrustRegion()
-        if inside:  # a request crossing a context bucket, a batch shrinking by one: a neighbour's
-            trust.verified = max((t.verified for c, t in self._trust.items()  # depth holds
-                                  if abs(c[0] - cell[0]) + abs(c[1] - cell[1]) == 1), default=0)
-        else:
+        if self._trust.open(cell, inside) and not inside:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = True
-
-    def _trusted_k(self, cell: Cell, state: CellState) -> int:
-        """The deepest K the cost model may be trusted for here: `TrustRegion.cap` (one more
-        than the deepest K that paid in this cell, below one that did not). Step cost grows
-        faster than linearly in K on this CPU — 170 / 280 / 370 / 650 ms for K = 0..3 at
-        B = 16 x ctx 512, and at B = 4 x ctx 512 inside the profiled box K = 3 measured 330-430 ms
-        where the linear fit of the profile said ~300 — which a linear model cannot foresee.
-        With `trust_inside_box`, cells inside the prior's box are not capped."""
-        trust = self._trust.get(cell)
-        return self.cfg.max_k if trust is None else min(self.cfg.max_k, trust.cap(state.steps))
 
     def _slow_start(self, req: _Request, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling
@@ -263,16 +247,6 @@ class AdaptivePolicy:
             return np.zeros_like(ks), True  # the guard's no-spec reference
         return np.minimum(1, caps), True  # does drafting pay here now?
 
-    def _judge_depth(self, trust: TrustRegion, outcome: StepOutcome, ctx: list[int],
-                     drafted: list[int], seconds: float, steps: int) -> None:
-        """Did drafting max(drafted) deep pay against one draft less (`TrustRegion.timed`)?"""
-        k = max(drafted)
-        tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
-        shallower = [min(d, k - 1) for d in drafted]
-        cf_tokens = sum(min(r.num_accepted_tokens, k - 1) + 1 for r in outcome.requests)
-        cf_seconds = self.cost.predict(step_features(ctx, shallower, outcome.num_prefill_tokens))
-        trust.timed(k, tokens, seconds, cf_tokens, cf_seconds, steps)
-
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:
         pending, self._pending = self._pending, None
@@ -308,9 +282,10 @@ class AdaptivePolicy:
         if seconds is None or seconds <= 0:
             return
         x = step_features(ctx, drafted, outcome.num_prefill_tokens)
-        if pending is not None and pending[0] in self._trust and max(drafted) > 0:
-            self._judge_depth(self._trust[pending[0]], outcome, ctx, drafted, seconds,
-                              self.cell_state[pending[0]].steps)
+        if pending is not None:
+            self._trust.observe(pending[0], outcome, seconds, lambda ks: self.cost.predict(
+                step_features(ctx, ks, outcome.num_prefill_tokens)),
+                self.cell_state[pending[0]].steps)
         nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:
