@@ -36,8 +36,11 @@ def parse_ints(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
 
 
-def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window: int) -> float:
-    """Decode tokens/s of one greedy run with static K (0: no speculation)."""
+def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window: int
+                 ) -> tuple[float, list[int], list[int]]:
+    """Decode tokens/s of one greedy run with static K (0: no speculation), and its drafted /
+    accepted counts per draft position (what this cell's text accepted: the planner predicts
+    with the profile's texts)."""
     from specsched.engine import SamplingParams, SpeculativeConfig
     from specsched.engine.driver import drive
     from specsched.policy import PolicyConfig
@@ -47,7 +50,25 @@ def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window
     res = drive(llm.engine, prompts, SamplingParams(max_tokens=tokens, ignore_eos=True))
     first = min(c[0] for c in res.chunk_times)
     decode = sum(len(s.output_token_ids) - 1 for s in res.seqs)
-    return decode / (res.end_s - first)
+    counters = res.stats.spec
+    return (decode / (res.end_s - first), list(counters.drafted_per_position),
+            list(counters.accepted_per_position))
+
+
+def conditional_rates(drafted: list[int], accepted: list[int]) -> list[float]:
+    """Conditional acceptance per position (the profile's a_k) from pooled per-position counts:
+    position k is drafted only where positions < k were accepted, so accepted_k / drafted_k is
+    already conditional on reaching k."""
+    return [round(a / d, 3) for d, a in zip(drafted, accepted) if d]
+
+
+def pool(counts: list[list[int]]) -> list[int]:
+    out: list[int] = []
+    for c in counts:
+        out += [0] * (len(c) - len(out))
+        for i, x in enumerate(c):
+            out[i] += x
+    return out
 
 
 def arm_ks(plans: Any) -> dict[str, Any]:
@@ -140,6 +161,8 @@ def main() -> int:
           f"{per_rep * reps / 60:.1f} min", flush=True)
     pieces = profiler._pieces or []
     measured: dict[tuple[int, int, int], list[float]] = {}
+    drafted: dict[tuple[int, int], list[list[int]]] = {}  # (B, ctx) -> per run, K > 0
+    accepted: dict[tuple[int, int], list[list[int]]] = {}
     for c in grid.contexts:
         all_prompts = shared_prefix_prompts(pieces, grid.batch_sizes[-1], c, SUFFIX_TOKENS,
                                             TEXT_SEED)
@@ -149,8 +172,11 @@ def main() -> int:
             for rep in range(reps):
                 order = list(grid.ks[rep % len(grid.ks):]) + list(grid.ks[:rep % len(grid.ks)])
                 for k in order:
-                    v = measure_cell(llm, all_prompts[:b], k, args.tokens, args.window)
+                    v, d, a = measure_cell(llm, all_prompts[:b], k, args.tokens, args.window)
                     measured.setdefault((b, c, k), []).append(v)
+                    if k == max(grid.ks) and k > 0:  # the deepest K tests every position
+                        drafted.setdefault((b, c), []).append(d)
+                        accepted.setdefault((b, c), []).append(a)
             row = {k: statistics.median(measured[(b, c, k)]) for k in grid.ks}
             print(f"  B={b:>2} ctx={c:>4}: " + "  ".join(
                 f"K{k} {row[k] / row[0]:.2f}" for k in grid.ks)
@@ -168,6 +194,9 @@ def main() -> int:
                                    for k in grid.ks},
                 "measured_median_tok_s": {str(k): round(v, 3) for k, v in med.items()},
                 "predicted_tok_s": {str(k): round(v, 3) for k, v in pred.items()},
+                "measured_acceptance": conditional_rates(pool(drafted.get((b, c), [])),
+                                                         pool(accepted.get((b, c), []))),
+                "profile_acceptance": [round(x, 3) for x in profile_acceptance(profile, c)],
                 "oracle_k_measured": oracle_k,
                 "oracle_k_predicted": max(pred, key=lambda k: pred[k]),
                 "arms": {},
@@ -217,6 +246,15 @@ def main() -> int:
     return 0
 
 
+def profile_acceptance(profile: Any, ctx: int) -> list[float]:
+    """The profile's conditional acceptance at the acceptance point nearest `ctx` (log scale)."""
+    points = list(profile.acceptance)
+    if not points:
+        return []
+    best = min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
+    return list(best.a)
+
+
 def _arm_cell(a: dict[str, Any]) -> str:
     return (f"{'K=' + str(a['k']):>5} {a['measured_speedup']:.2f}/{a['predicted_speedup']:.2f} "
             f"{100 * a['of_measured_oracle']:3.0f}%")
@@ -232,6 +270,11 @@ def print_tables(result: dict[str, Any], ks: tuple[int, ...]) -> None:
         arms = "  ".join(_arm_cell(cl["arms"][a]) for a in ARMS[1:])
         oracle = f"K={cl['oracle_k_measured']}"
         print(f"{cl['batch_size']:>3} {cl['ctx']:>5} {per_k}  {oracle:<6}  {arms}")
+    print("\nacceptance per draft position (conditional): this cell's text at the deepest K vs the"
+          " profile's texts")
+    for cl in result["cells"]:
+        print(f"{cl['batch_size']:>3} {cl['ctx']:>5}  measured {cl['measured_acceptance']}  "
+              f"profile {cl['profile_acceptance']}")
     print("\narm: geomean measured speedup vs no-spec, mean / min fraction of measured oracle")
     for arm, s in result["summary"].items():
         print(f"  {arm:<28} x{s['geomean_measured_speedup']:.3f}  {100 * s['mean_of_oracle']:.1f}%"
