@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,8 @@ def run_arm(llm: Any, prompts: list[list[int]], tokens: int) -> dict[str, Any]:
     }
 
 
-def arms(ks: list[int], window: int, sinks: int) -> dict[str, Any]:
+def arms(ks: list[int], window: int, sinks: int, dtypes: list[str], k0: bool = True
+         ) -> dict[str, Any]:
     from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
     from specsched.policy import PolicyConfig
     from specsched.schedule import parse_schedule
@@ -67,13 +69,16 @@ def arms(ks: list[int], window: int, sinks: int) -> dict[str, Any]:
     out: dict[str, Any] = {"nospec": None}
     # K = 0 in every reachable cell, but not all-zero: the router runs every step (a schedule
     # that is zero everywhere would skip routing entirely, which is cheaper still)
-    k0 = parse_schedule([[1, 999, 0], [1000, 1000, 4]])
+    k0_schedule = parse_schedule([[1, 999, 0], [1000, 1000, 4]])
     streaming = DrafterKind.STREAMING
-    out["k0"] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
-                                  policy=PolicyConfig(schedule=k0))
-    for k in ks:
-        out[f"k{k}"] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
-                                         policy=PolicyConfig.constant(k))
+    if k0:
+        out["k0"] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
+                                      policy=PolicyConfig(schedule=k0_schedule))
+    for dtype in dtypes:  # arms "k2" for one draft dtype, "k2/int8", "k2/bfloat16" for several
+        for k in ks:
+            name = f"k{k}" if len(dtypes) == 1 else f"k{k}/{dtype}"
+            out[name] = SpeculativeConfig(streaming, window=window, num_sink_tokens=sinks,
+                                          policy=PolicyConfig.constant(k), draft_dtype=dtype)
     return out
 
 
@@ -99,6 +104,10 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "same_tokens_as_nospec": all(r["token_ids"] == ref_ids for r in rs),
         }
     spec_arms = {a: c for a, c in cell.items() if a not in ("nospec", "k0")}
+    for dtype in sorted({a.partition("/")[2] for a in spec_arms} - {""}):  # best K per dtype
+        mine = {a: c for a, c in spec_arms.items() if a.endswith("/" + dtype)}
+        top = max(mine, key=lambda a: mine[a]["median_tok_s"])
+        cell[f"oracle/{dtype}"] = {"arm": top, "ratio_vs_nospec": mine[top]["ratio_vs_nospec"]}
     best = max(spec_arms, key=lambda a: spec_arms[a]["median_tok_s"])
     cell["best"] = best if spec_arms[best]["ratio_vs_nospec"] > 1.0 else "nospec"
     return cell
@@ -114,6 +123,9 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=32, help="output tokens per request")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--draft-dtypes", default="auto",
+                    help="comma-separated draft weight dtypes; several: one arm per K and dtype")
+    ap.add_argument("--no-k0", action="store_true", help="leave out the K=0 fast-path arm")
     ap.add_argument("--quick", action="store_true", help="B 1,4 x ctx 256, K 2,4, 12 tokens")
     ap.add_argument("--out", type=Path, default=Path("spec_bench.json"))
     args = ap.parse_args()
@@ -128,15 +140,15 @@ def main() -> int:
     llm = LLM("smollm2-135m", max_num_seqs=max(batches), num_threads=args.threads,
               max_model_len=max(ctxs) + args.tokens + 64, max_num_batched_tokens=4096)
     ids = corpus_tokens(llm.tokenizer, max(ctxs))
-    arm_cfgs = arms(ks, args.window, args.sinks)
+    arm_cfgs = arms(ks, args.window, args.sinks, args.draft_dtypes.split(","), not args.no_k0)
     result: dict[str, Any] = {
-        "command": "python benchmarks/spec_bench.py " + " ".join(os.sys.argv[1:]),
+        "command": "python benchmarks/spec_bench.py " + " ".join(sys.argv[1:]),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_avg_start": os.getloadavg(),
         "config": vars(args) | {"out": str(args.out)},
         "cells": {},
     }
-    print(f"{'B':>3} {'ctx':>5} " + " ".join(f"{a:>8}" for a in arm_cfgs) + "  best  acc/pos(K=4)")
+    print(f"{'B':>3} {'ctx':>5} " + " ".join(f"{a:>8}" for a in arm_cfgs) + "  best  acc/pos")
     for ctx in ctxs:
         for b in batches:
             prompts = build_prompts(ids, b, ctx)
@@ -150,7 +162,8 @@ def main() -> int:
             cell = summarize(runs)
             cell["load_avg"] = os.getloadavg()
             result["cells"][f"B{b}_ctx{ctx}"] = cell
-            acc = cell.get("k4", {}).get("acceptance_per_position", [])
+            deepest = [a for a in arm_cfgs if a.startswith(f"k{max(ks)}")]
+            acc = cell[deepest[-1]]["acceptance_per_position"] if deepest else []
             print(f"{b:>3} {ctx:>5} "
                   + " ".join(f"{cell[a]['ratio_vs_nospec']:>8.2f}" for a in arm_cfgs)
                   + f"  {cell['best']:>5}  {acc}  (nospec {cell['nospec']['median_tok_s']} tok/s,"

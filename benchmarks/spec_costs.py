@@ -9,8 +9,9 @@ order rotating, and each figure is the median over rounds):
 (a) verify cost: T(q) / T(q=1) of one target forward (logits for every row) at B = 1 and 4,
     ctx 4096, q = 4 and 8, with the native attention kernel and with SDPA (the old path);
 (b) draft cost: one streaming self-draft token (sinks + last W positions) / one full target
-    decode step at ctx 512 and 4096, B = 1, for the fp32 draft (the target's weights) and the
-    bf16 draft (`LlamaModel.with_weight_dtype`);
+    decode step at ctx 512 and 4096, B = 1 and 4, for the fp32 draft (the target's weights),
+    the bf16 draft and the int8 draft (`LlamaModel.with_weight_dtype`; int8 = `Int8Linear`, its
+    native kernel; skipped where it cannot build);
 (c) attention alone: us per context token per step (30 layers, B = 1, ctx 4096) at q = 1, 4, 8,
     native kernel and SDPA.
 
@@ -33,12 +34,13 @@ from typing import Any
 import torch
 
 from specsched.engine import LLM
-from specsched.engine.layers import cpu_kernels
+from specsched.engine.layers import cpu_kernels, int8_linear
 from specsched.engine.layers.attention import build_metadata, ragged_attention
 from specsched.engine.layers.model import LlamaModel
 from specsched.engine.spec.drafters.streaming import streaming_ranges
 
 WINDOW, SINKS = 256, 4
+DRAFT_BATCHES = (1, 4)
 Arm = Callable[[], Any]
 
 
@@ -99,7 +101,7 @@ def measure(arms: dict[str, tuple[Arm, bool, int]], rounds: int) -> dict[str, fl
     return {n: statistics.median(v) for n, v in samples.items()}
 
 
-def block(llm: LLM, draft: LlamaModel, rounds: int) -> dict[str, Any]:
+def block(llm: LLM, drafts: dict[str, LlamaModel], rounds: int) -> dict[str, Any]:
     target = llm.engine.model
     arms: dict[str, tuple[Arm, bool, int]] = {}
     verify_batches = (1, 4)
@@ -108,10 +110,13 @@ def block(llm: LLM, draft: LlamaModel, rounds: int) -> dict[str, Any]:
             for native in (True, False):
                 arms[f"verify B={b} q={q} {'native' if native else 'sdpa'}"] = (
                     forward_arm(target, llm, b, 4096, q), native, 2)
-    for ctx in (512, 4096):
-        arms[f"step ctx={ctx}"] = (forward_arm(target, llm, 1, ctx, 1), True, 3)
-        arms[f"draft fp32 ctx={ctx}"] = (forward_arm(target, llm, 1, ctx, 1, True), True, 3)
-        arms[f"draft bf16 ctx={ctx}"] = (forward_arm(draft, llm, 1, ctx, 1, True), True, 3)
+    models = {"fp32": target, **drafts}
+    for b in DRAFT_BATCHES:
+        for ctx in (512, 4096):
+            arms[f"step B={b} ctx={ctx}"] = (forward_arm(target, llm, b, ctx, 1), True, 3)
+            for prec, model in models.items():
+                arms[f"draft {prec} B={b} ctx={ctx}"] = (
+                    forward_arm(model, llm, b, ctx, 1, True), True, 3)
     for q in (1, 4, 8):
         for native in (True, False):
             arms[f"attn q={q} {'native' if native else 'sdpa'}"] = (
@@ -124,10 +129,11 @@ def block(llm: LLM, draft: LlamaModel, rounds: int) -> dict[str, Any]:
             base = ms[f"verify B={b} q=1 {impl}"]
             for q in (4, 8):
                 out["verify_ratio"][f"B={b} q={q} {impl}"] = ms[f"verify B={b} q={q} {impl}"] / base
-    for ctx in (512, 4096):
-        for prec in ("fp32", "bf16"):
-            out["draft_over_step"][f"{prec} ctx={ctx}"] = (
-                ms[f"draft {prec} ctx={ctx}"] / ms[f"step ctx={ctx}"])
+    for b in DRAFT_BATCHES:
+        for ctx in (512, 4096):
+            for prec in models:
+                out["draft_over_step"][f"{prec} B={b} ctx={ctx}"] = (
+                    ms[f"draft {prec} B={b} ctx={ctx}"] / ms[f"step B={b} ctx={ctx}"])
     for key, v in ms.items():
         if key.startswith("attn "):
             out["attn_us_per_ctx_token"][key.removeprefix("attn ")] = 1000.0 * v / 4096
@@ -146,18 +152,21 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     for t in (*llm.engine.kv.k, *llm.engine.kv.v):
         t.normal_(generator=gen)
-    draft = llm.engine.model.with_weight_dtype(torch.bfloat16)
+    target = llm.engine.model
+    drafts = {"bf16": target.with_weight_dtype(torch.bfloat16)}
+    if int8_linear.available("cpu"):
+        drafts["int8"] = target.with_weight_dtype(torch.int8)
     result: dict[str, Any] = {
         "machine": {"cpu_bf16": bool(torch.cpu.get_capabilities().get("avx512_bf16")),
                     "amx_bf16": bool(torch.cpu.get_capabilities().get("amx_bf16")),
                     "load_avg_start": os.getloadavg()[0], "torch": torch.__version__},
         "native_kernel": cpu_kernels.available(torch.zeros(1, 1, 64), llm.engine.kv.k[0]),
-        "draft_bf16_extra_mb": draft.weight_nbytes() / 1e6,
+        "draft_extra_mb": {k: d.weight_nbytes() / 1e6 for k, d in drafts.items()},
         "rounds": rounds, "window": WINDOW, "sinks": SINKS, "threads": {},
     }
     for threads in (int(x) for x in args.threads.split(",")):
         torch.set_num_threads(threads)
-        res = block(llm, draft, rounds)
+        res = block(llm, drafts, rounds)
         result["threads"][str(threads)] = res
         print(f"\n== {threads} thread(s), load avg {os.getloadavg()[0]:.2f}")
         for section in ("verify_ratio", "draft_over_step", "attn_us_per_ctx_token"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specsched.engine.spec.config import SpeculativeConfig
+from specsched.engine.spec.config import DRAFT_DTYPES, SpeculativeConfig
 from specsched.errors import UserError
 from specsched.policy import AdaptiveConfig, CtxAgg, PolicyConfig, PolicyKind
 from specsched.schedule import Schedule, load_schedule
@@ -42,9 +42,10 @@ def add_drafter_args(p: Any, with_drafter: bool = True, default: str = "streamin
                    help="streaming drafter: attention-sink tokens (default 4)")
     p.add_argument("--prompt-lookup-min", type=int, default=1, help="ngram drafter: shortest n")
     p.add_argument("--prompt-lookup-max", type=int, default=4, help="ngram drafter: longest n")
-    p.add_argument("--draft-dtype", default="auto", choices=["auto", "float32", "bfloat16"],
-                   help="weights the streaming / model drafter reads: auto (default: bf16 where "
-                   "the CPU has AVX512_BF16 or AMX, else fp32), float32 or bfloat16")
+    p.add_argument("--draft-dtype", default="auto", choices=list(DRAFT_DTYPES),
+                   help="weights the streaming / model drafter reads: auto (default: int8 "
+                   "where its native kernel builds, else bf16 where the CPU has AVX512_BF16 or "
+                   "AMX, else fp32), float32, bfloat16 or int8")
 
 
 def add_ctx_agg_arg(p: Any, default: str | None = CtxAgg.MEAN.value,

@@ -10,86 +10,36 @@ sequence and layer, and the window path gathered copies of K/V; with the G x q q
 vector lanes this kernel reads K and V once per item and costs the same for every G x q <= 16
 (notes/engine.md, "Issue 16").
 
-Build: `g++ -O3 -march=native -fopenmp -shared` (~1 s) into a per-user cache keyed by the source,
-the head dim, the compiler and the CPU's feature flags (an -march=native binary must never run on
-another CPU). The OpenMP runtime is the one torch already loaded (same soname), so the kernel
-shares torch's thread pool. No compiler, a non-CPU device, a non-fp32 cache, a head dim that is
-not a multiple of 16, or `SPECSCHED_NATIVE_KERNELS=0`: `available` is False and attention keeps
-its SDPA paths (same results up to float summation order). Only x86-64 Linux with g++ was built
-and measured here; the source is portable C++ (GCC vector extensions).
+Build: `specsched.engine.layers.native_build` (g++ -O3 -march=native -fopenmp, cached per CPU
+and source; `SPECSCHED_NATIVE_KERNELS=0` switches it off). No compiler, a non-CPU device, a
+non-fp32 cache or a head dim that is not a multiple of 16: `available` is False and attention
+keeps its SDPA paths (same results up to float summation order). The source is portable C++
+(GCC vector extensions).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import logging
-import os
-import shutil
-import subprocess
-import tempfile
 from functools import cache
-from pathlib import Path
 
 import torch
 
-log = logging.getLogger(__name__)
+from specsched.engine.layers.native_build import load_library
 
-SOURCE = Path(__file__).parent / "csrc" / "ragged_attention.cpp"
 MAX_ROWS = 64  # G x q query rows per sequence the kernel takes (4 vectors of 16 lanes)
 CHUNK_MIN = 256  # keys per work item at least (an item re-reads nothing; fewer items = less merge)
 ITEMS_PER_THREAD = 6  # split long contexts until the batch has about this many items per thread
-ENV_SWITCH = "SPECSCHED_NATIVE_KERNELS"
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "specsched" / "kernels"
-
-
-def _build_key(head_dim: int, compiler: str) -> str:
-    caps = sorted((k, str(v)) for k, v in torch.cpu.get_capabilities().items())
-    version = subprocess.run([compiler, "--version"], capture_output=True, text=True,
-                             check=False).stdout.splitlines()[:1]
-    blob = repr((SOURCE.read_bytes(), head_dim, version, caps)).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def _compile(head_dim: int) -> Path | None:
-    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        return None
-    out = _cache_dir() / f"ragged_attention_d{head_dim}_{_build_key(head_dim, compiler)}.so"
-    if out.exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
-    os.close(fd)
-    cmd = [compiler, "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
-           f"-DHEAD_DIM={head_dim}", str(SOURCE), "-o", tmp]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        os.unlink(tmp)
-        log.warning("native attention kernel did not build (%s); using SDPA", res.stderr[-500:])
-        return None
-    os.replace(tmp, out)  # atomic: concurrent builders never load a half-written file
-    return out
-
-
 @cache
 def _load(head_dim: int) -> ctypes.CDLL | None:
     """The kernel library for `head_dim`, built on first use; None where it cannot be."""
-    if os.environ.get(ENV_SWITCH, "1") == "0" or head_dim % 16 != 0:
+    if head_dim % 16 != 0:
         return None
-    try:
-        path = _compile(head_dim)
-        lib = None if path is None else ctypes.CDLL(str(path))
-    except OSError as err:  # unwritable cache, failed load: SDPA paths still work
-        log.warning("native attention kernel unavailable (%s); using SDPA", err)
-        return None
+    lib = load_library("ragged_attention.cpp", (("HEAD_DIM", head_dim),))
     if lib is not None:
         fn = lib.ragged_attention_f32
         fn.restype = ctypes.c_int

@@ -15,9 +15,17 @@ from torch import nn
 from specsched.engine.config import ModelConfig
 from specsched.engine.layers.attention import AttentionMetadata, ragged_attention, write_kv
 from specsched.engine.layers.compiled import CompiledStep, compile_step
+from specsched.engine.layers.int8_linear import Int8Linear
 from specsched.engine.layers.kv_cache import KVCache
-from specsched.engine.layers.linear import Linear, onednn_fp32, onednn_linear
+from specsched.engine.layers.linear import (
+    Linear,
+    make_linear,
+    onednn_fp32,
+    onednn_linear,
+)
 from specsched.engine.layers.rope import RotaryTable, apply_rotary
+
+MatMul = Linear | Int8Linear  # a layer's weight: prepacked fp32/bf16, or int8 rows (drafts)
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
@@ -31,10 +39,10 @@ class DecoderLayer(nn.Module):
     def __init__(
         self,
         cfg: ModelConfig,
-        qkv: Linear,  # [Q+2K, H] (+ bias [Q+2K])
-        o: Linear,  # [H, Q]
-        gate_up: Linear,  # [2I, H]
-        down: Linear,  # [H, I]
+        qkv: MatMul,  # [Q+2K, H] (+ bias [Q+2K])
+        o: MatMul,  # [H, Q]
+        gate_up: MatMul,  # [2I, H]
+        down: MatMul,  # [H, I]
         input_norm: torch.Tensor,  # [H]
         post_norm: torch.Tensor,  # [H]
     ) -> None:
@@ -57,10 +65,8 @@ class DecoderLayer(nn.Module):
         """q/k/v fused into one matmul and gate/up into another, from Hugging Face names."""
         att, mlp = f"{prefix}.self_attn", f"{prefix}.mlp"
 
-        def lin(w: torch.Tensor, b: torch.Tensor | None = None) -> Linear:
-            if weight_dtype is not None:
-                w, b = w.to(weight_dtype), None if b is None else b.to(weight_dtype)
-            return Linear(w, b, keep_plain)
+        def lin(w: torch.Tensor, b: torch.Tensor | None = None) -> MatMul:
+            return make_linear(w, b, keep_plain, weight_dtype)
 
         qkv_b: torch.Tensor | None = None
         if cfg.attention_bias:
@@ -183,8 +189,9 @@ class LlamaModel(nn.Module):
         # tied: the plain table exists anyway (embedding), so 1-row batches may use it
         tied = cfg.tie_word_embeddings
         head = self.embed if tied else w["lm_head.weight"]  # [V, H]
+        self.lm_head: MatMul
         if weight_dtype is not None and weight_dtype != dtype:
-            self.lm_head = Linear(head.to(weight_dtype), keep_plain=compile)
+            self.lm_head = make_linear(head, keep_plain=compile, dtype=weight_dtype)
         else:
             self.lm_head = Linear(head, keep_plain=tied or compile)
         self.rope = RotaryTable(cfg, max_model_len, device)
@@ -195,8 +202,9 @@ class LlamaModel(nn.Module):
     def with_weight_dtype(self, dtype: torch.dtype) -> LlamaModel:
         """A model that shares this one's embedding table, norms, rotary table and activation
         dtype but reads copies of its matmul weights (and output layer) in `dtype`: a draft that
-        streams half the bytes of an fp32 target. Eager (no compiled graphs): oneDNN's packed
-        bf16 kernel beat the compiled one-row reductions in bf16 (notes/engine.md). Built once
+        streams half the bytes of an fp32 target (bf16) or a quarter (int8, `Int8Linear`).
+        Eager (no compiled graphs): oneDNN's packed bf16 kernel beat the compiled one-row
+        reductions in bf16 (notes/engine.md). Built once
         per dtype and kept (memory: `weight_nbytes()` of the copy)."""
         if dtype == self.lm_head.dtype:
             return self

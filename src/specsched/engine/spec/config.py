@@ -22,7 +22,7 @@ class DrafterKind(str, Enum):
 
 
 MODEL_PREFIX = "model:"  # the command line's and experiment files' spelling: "model:PATH"
-DRAFT_DTYPES = ("auto", "float32", "bfloat16")  # SpeculativeConfig.draft_dtype
+DRAFT_DTYPES = ("auto", "float32", "bfloat16", "int8")  # SpeculativeConfig.draft_dtype
 
 
 def parse_drafter(text: str) -> tuple[DrafterKind, str | None]:
@@ -53,11 +53,13 @@ class SpeculativeConfig:
         self-speculation draft by MagicDec, arXiv:2408.11049).
     prompt_lookup_min / prompt_lookup_max: n-gram lengths of the `ngram` drafter.
     policy: how K is chosen every step (`specsched.policy`); default static K = 4.
-    draft_dtype: the weights the `streaming` and `model` drafters read: "bfloat16" (a bf16 copy
-        of the matmul weights, fp32 activations and KV), "float32" (the fp32 weights), or "auto"
-        (bf16 where the device runs it natively: AVX512_BF16 / AMX on CPU, else fp32). Only the
-        draft is approximated: verification stays with the fp32 target, so greedy output is
-        unchanged. The engine reports what ran (`Speculator.draft_dtype`).
+    draft_dtype: the weights the `streaming` and `model` drafters read: "int8" (int8 rows with
+        per-row scales through a native CPU kernel, plus a bf16 copy for drafts of more than 8
+        rows where the CPU runs bf16 natively), "bfloat16" (a bf16 copy of the matmul weights),
+        "float32" (the fp32 weights), or "auto" (int8 where its kernel builds, else bf16 where
+        the device runs it natively: AVX512_BF16 / AMX on CPU, else fp32). Activations and KV
+        stay fp32. Only the draft is approximated: verification stays with the fp32 target, so
+        greedy output is unchanged. The engine reports what ran (`Speculator.draft_dtype`).
     """
 
     drafter: DrafterKind = DrafterKind.STREAMING
