@@ -55,8 +55,8 @@ def build_drafter(
     dtype: torch.dtype,
 ) -> Drafter | None:
     """The drafter of `cfg`; `streaming` and `model` read weights in the dtype
-    `draft_weight_dtype` resolves `cfg.draft_dtype` to (a bf16 copy of an fp32 target is built
-    once and kept on the target)."""
+    `draft_weight_dtype` resolves `cfg.draft_dtype` to (an int8 or bf16 copy of an fp32 target
+    is built once and kept on the target)."""
     kind = cfg.drafter
     if kind is DrafterKind.NONE:
         return None

@@ -10,8 +10,9 @@ K = 0 step skip the drafter entirely (vLLM's DSD runs a draft forward at K = 0 i
 After verify with a_i accepted drafts, the draft KV is valid for the old L_i tokens plus the
 accepted drafts it has K/V for: num_cached = L_i + min(a_i, K_i - 1) (d_K was never fed).
 
-Precision: the draft model may read bf16 weights (`SpeculativeConfig.draft_dtype`) with fp32
-activations and an fp32 KV cache of its own; only the proposals change, never the verified output.
+Precision: the draft model may read int8 or bf16 weights (`SpeculativeConfig.draft_dtype`) with
+fp32 activations and an fp32 KV cache of its own; only the proposals change, never the verified
+output.
 """
 
 from __future__ import annotations

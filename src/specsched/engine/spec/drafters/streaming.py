@@ -15,18 +15,20 @@ attention reads any: every position the draft wrote is overwritten before it is 
 target. Positions past the accepted ones are rolled back by num_computed_tokens as usual.
 The drafter holds no state of its own, so it never needs to catch up after K = 0 steps.
 
-Low-precision draft (`SpeculativeConfig.draft_dtype`, bf16 by default where the CPU runs it
-natively). The drafter runs `LlamaModel.with_weight_dtype(bf16)`: the same model with bf16
-copies of its matmul weights and output layer, sharing the target's embedding, norms, rotary
-table and - the point of self-speculation - the target's fp32 KV cache. Its activations, K/V
-and attention stay fp32 (each matmul rounds its input rows to bf16 and accumulates in fp32).
-So the draft's window attention reads the target's exact K/V for every position < c_i, and its
-own bf16-approximate K/V only at the draft positions c_i .. c_i + K_i - 1 it wrote itself; the
+Low-precision draft (`SpeculativeConfig.draft_dtype`: int8 by default where its native kernel
+builds, else bf16 where the CPU runs it natively). The drafter runs
+`LlamaModel.with_weight_dtype(int8 | bf16)`: the same model with int8 (per-row scales,
+`layers/int8_linear.py`) or bf16 copies of its matmul weights and output layer, sharing the
+target's embedding, norms, rotary table and - the point of self-speculation - the target's fp32
+KV cache. Its activations, K/V and attention stay fp32 (each matmul accumulates in fp32). So
+the draft's window attention reads the target's exact K/V for every position < c_i, and its own
+approximate K/V only at the draft positions c_i .. c_i + K_i - 1 it wrote itself; the
 bookkeeping above holds unchanged (verify overwrites every one of those positions before the
-target reads it). A separate bf16 KV copy would have to be kept in step with every verify and
-would halve nothing that matters here: the window is W + sinks positions, the weights are the
-whole model. Cost: the copy's bytes (~270 MB for SmolLM2-135M, `Speculator.draft_extra_bytes`),
-per draft token about half the weight traffic of a target step.
+target reads it). A separate low-precision KV copy would have to be kept in step with every
+verify and would save nothing that matters here: the window is W + sinks positions, the
+weights are the whole model. Cost: the copy's bytes (`Speculator.draft_extra_bytes`: SmolLM2-135M
+int8 135 MB + a bf16 copy for drafts of > 8 rows, 404 MB; bf16 alone 269 MB); per draft token
+a quarter (int8) or half (bf16) of the weight traffic of an fp32 target step.
 """
 
 from __future__ import annotations
