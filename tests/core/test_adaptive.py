@@ -278,23 +278,44 @@ def test_inside_its_profiled_box_too_k_rises_only_as_far_as_it_paid() -> None:
 
 
 def test_a_depth_is_capped_only_on_evidence() -> None:
-    """One unlucky step (the extra draft rejected everywhere, 15 % dearer) does not cap a depth;
-    three such steps do, and a clear loss (60 % dearer) caps at once."""
+    """The region judges cost, not acceptance: one step 15 % dearer than the model said does not
+    cap a depth; three such steps do, and a clear overrun (60 % dearer) caps at once. A step
+    whose drafts were all rejected but that cost what the model said verifies its depth."""
     from specsched.policy.adaptive_trust import TrustRegion
 
     trust = TrustRegion()
-    trust.timed(1, 2, 0.10, 2, 0.10, steps=0)
-    trust.timed(2, 3, 0.115, 3, 0.10, steps=1)  # 0.87x: not yet believed
+    trust.timed(1, 0.10, 0.10, steps=0)
+    trust.timed(2, 0.115, 0.10, steps=1)  # 0.87x of the model's time: not yet believed
     assert trust.cap(2) == 2  # depth 2 still allowed (not verified: no deeper)
-    trust.timed(2, 3, 0.115, 3, 0.10, steps=2)
+    trust.timed(2, 0.115, 0.10, steps=2)
     assert trust.cap(3) == 2
-    trust.timed(2, 3, 0.115, 3, 0.10, steps=3)  # third step: believed
+    trust.timed(2, 0.115, 0.10, steps=3)  # third step: believed
     assert trust.cap(4) == 1  # below the depth that lost, for the cooldown
-    assert trust.cap(3 + 48) == 2  # then one above the deepest that paid, again
+    assert trust.cap(3 + 11) == 1 and trust.cap(3 + 12) == 2  # after 12 steps: one above again
     clear = TrustRegion()
-    clear.timed(1, 2, 0.10, 2, 0.10, steps=0)
-    clear.timed(2, 3, 0.16, 3, 0.10, steps=1)
+    clear.timed(1, 0.10, 0.10, steps=0)
+    clear.timed(2, 0.16, 0.10, steps=1)
     assert clear.cap(2) == 1
     paid = TrustRegion()
-    paid.timed(2, 4, 0.11, 3, 0.10, steps=0)  # an accepted extra draft: 1.21x
+    paid.timed(2, 0.10, 0.105, steps=0)  # as predicted (or cheaper): depth 2 is trusted
     assert paid.cap(1) == 3
+
+
+def test_rejected_drafts_at_a_well_predicted_cost_do_not_cap_the_depth() -> None:
+    """The demo of 2026-12-02 (int8 draft, B=1 x ctx 4096): two K=2 steps in a row accepted
+    nothing, and the goodput-based rule of the night before capped the request at K=1 for the
+    rest of its 40 tokens. Judged on cost, the same steps keep K=2 open."""
+    from specsched.policy.adaptive_trust import TrustRegions
+    from specsched.policy.batch import RequestOutcome, StepOutcome
+
+    regions = TrustRegions(trust_inside_box=False)
+    cell = (0, 3)
+    regions.open(cell, inside=False)
+    model = {1: 0.130, 2: 0.175, 3: 0.205}  # what the cost model says per K (B=1)
+    for step, (k, accepted, seconds) in enumerate(
+            [(1, 1, 0.13), (2, 2, 0.198), (2, 0, 0.174), (2, 0, 0.171), (2, 2, 0.18)]):
+        outcome = StepOutcome(batch_size=1, requests=(RequestOutcome(
+            request_id="r", num_computed_tokens=4096, num_spec_tokens=k,
+            num_accepted_tokens=accepted),), step_time_s=seconds)
+        regions.observe(cell, outcome, seconds, lambda ks: model[max(ks)], step)
+    assert regions.cap(cell, 5, max_k=3) == 3  # K=2 verified: K may rise to 3

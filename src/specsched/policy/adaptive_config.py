@@ -53,9 +53,9 @@ class AdaptiveConfig:
     profile of B {1, 4} extrapolated to B = 16 overstated a K = 1 step by 10 % on this CPU, and a
     cell held at K = 0 by such a prior learns its draft costs only from exploration probes.
     trust_inside_box: trust the cost model's deeper K inside the prior's box without checking
-    (False: every cell's K rises only one above the deepest K that measurably paid there,
-    `adaptive_guard.TrustRegion`; inside the box too, since a linear fit smooths away the
-    superlinear cost of deep drafts at B >= 4 on this CPU).
+    (False: every cell's K rises only one above the deepest K whose steps cost what the model
+    said there, `adaptive_trust.TrustRegion`; inside the box too, since a linear fit smooths
+    away the superlinear cost of deep drafts at B >= 4 on this CPU).
     margin: switch K only for a predicted goodput gain above it (hysteresis).
     explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
