@@ -6,7 +6,10 @@ request, accepted drafts per request, step time (ms) and the adaptive guard's st
 
 Used 2026-12-01 with benchmarks/results/demo/2026-12-01-wave-B4/experiment.yaml plus static-K1/K2
 arms (copied with its profile and schedules), scenario long-ctx4096-B4, and with
-examples/experiments/adaptive_grid_prefix.yaml, scenario B16-ctx512."""
+examples/experiments/adaptive_grid_prefix.yaml, scenario B16-ctx512. SEEDS=a,b,c (env) replays
+trials with a results.jsonl's own seeds (2026-12-02: the clean-clone demo's long-ctx4096-B1
+adaptive trials, `SEEDS=1217011706,2097593159,27260540 ... demo-out/experiment.yaml
+static-K3,adaptive 3 long-ctx4096-B1`, run inside the clone)."""
 import sys
 
 from specsched.bench.backends.base import TrialSpec
@@ -50,12 +53,13 @@ def patched(self, spec):
     if sp is not None and getattr(sp, "policy", None) is not None:
         r = Rec(sp.policy); sp.policy = r; recs.append(r)
 E.LLMEngine.set_speculative = patched
+SEEDS = [int(x) for x in __import__("os").environ.get("SEEDS", "").split(",") if x]
 summary = {}
 for rep in range(reps):
     for a in arms:
         arm = exp.arm(a)
         recs.clear()
-        t = TrialSpec(arm=arm, scenario=scen, shapes=shapes, replicate=rep, position=0, warmup=False, seed=rep)
+        t = TrialSpec(arm=arm, scenario=scen, shapes=shapes, replicate=rep, position=0, warmup=False, seed=SEEDS[rep] if SEEDS else rep)
         res = backend.run_trial(t)
         summary.setdefault(a, []).append(res.wall_s)
         print(f"{a:12s} rep{rep} wall {res.wall_s:.2f} steps {res.extra['num_steps']} k {res.k_histogram}", flush=True)

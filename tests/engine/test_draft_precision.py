@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from specsched.engine import LLM
-from specsched.engine.layers import int8_linear
+from specsched.engine.layers import int8_linear, linear
 from specsched.engine.layers.linear import draft_weight_dtype, native_bf16
 from specsched.engine.spec.config import SpeculativeConfig
 from specsched.errors import UserError
@@ -96,7 +96,7 @@ def test_draft_dtype_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     no_int8 = bf16 if native_bf16("cpu") else f32
     assert draft_weight_dtype("float32", f32, "cpu") == f32
     assert draft_weight_dtype("bfloat16", f32, "cpu") == bf16
-    assert draft_weight_dtype("int8", f32, "cpu") == (i8 if has_int8 else bf16)
+    assert draft_weight_dtype("int8", f32, "cpu") == (i8 if has_int8 else no_int8)
     assert draft_weight_dtype("auto", f32, "cpu") == (i8 if has_int8 else no_int8)
     assert draft_weight_dtype("float32", bf16, "cpu") == bf16  # a 16-bit target: never up-cast
     assert draft_weight_dtype("auto", torch.float16, "cpu") == torch.float16
@@ -104,7 +104,9 @@ def test_draft_dtype_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     # where the int8 kernel cannot build, auto falls back to the bf16 / fp32 rule
     monkeypatch.setattr(int8_linear, "available", lambda device: False)
     assert draft_weight_dtype("auto", f32, "cpu") == no_int8
-    assert draft_weight_dtype("int8", f32, "cpu") == bf16
+    assert draft_weight_dtype("int8", f32, "cpu") == no_int8  # as auto without the kernel
+    monkeypatch.setattr(linear, "native_bf16", lambda device: False)  # an AVX2-only CPU
+    assert draft_weight_dtype("int8", f32, "cpu") == f32  # no kernel, no native bf16: fp32
     with pytest.raises(UserError, match="draft_dtype"):
         SpeculativeConfig(draft_dtype="int4")
 

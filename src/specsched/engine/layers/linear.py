@@ -66,7 +66,7 @@ def draft_weight_dtype(requested: str, target: torch.dtype, device: torch.device
         return target
     if requested in ("int8", "auto") and int8_linear.available(device):
         return torch.int8
-    if requested in ("bfloat16", "int8") or (requested == "auto" and native_bf16(device)):
+    if requested == "bfloat16" or (requested in ("auto", "int8") and native_bf16(device)):
         return torch.bfloat16
     return target
 
