@@ -65,8 +65,8 @@ class TrustRegion:
     than 1 / CLEAR_LOSS of the prediction. A single step on this VM varies by +-15-25 %, so a
     cap can be wrong: it lasts TRUST_COOLDOWN = 12 cell steps the first time (48 before
     2026-12-02, when one K=2 step at 228 ms, its neighbours 168-195, capped a text that then
-    accepted 100 % for the rest of its 40-token request; waiting for a second step instead cost the superlinear B=16
-    simulator case 3 %). A depth that did not pay caps the cell below k
+    accepted 100 % for the rest of its 40-token request; waiting for a second step instead cost
+    the superlinear B=16 simulator case 3 %). A depth that did not pay caps the cell below k
     for TRUST_COOLDOWN of its steps (doubling with each repeat, up to MAX_BACKOFF x; K = 1 stays
     allowed: the guard judges drafting at all), after which a model that learned from those
     steps may try k again.
