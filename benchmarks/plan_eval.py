@@ -2,7 +2,8 @@
 
 On the reference engine (SmolLM2-135M, streaming drafter): profile the grid (resumable), plan a
 2-D and a batch-only schedule and the best static K, then *measure* every cell (B, ctx): B prompts
-of ctx tokens (shared prefix, prefix-cached), `--tokens` greedy tokens each with every static K of
+of ctx tokens (`--texts`: by default a different document per request and repetition, prefilled
+untimed), `--tokens` greedy tokens each with every static K of
 the grid, interleaved (K order rotated per repetition), `--reps` times; goodput = decode tokens /
 decode wall (first token -> end). The per-cell oracle is the measured best K. Each arm picks one
 K per cell (checked: no context boundary is crossed while decoding), so its measured goodput at a
@@ -55,6 +56,19 @@ def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window
             list(counters.accepted_per_position))
 
 
+def cell_prompts(pieces: list[int], n: int, ctx: int, rep: int, texts: str) -> list[list[int]]:
+    """The `n` prompts of `ctx` tokens a cell's repetition `rep` decodes: "shared" = the
+    profile's text for every request and repetition (one shared prefix, distinct 16-token tails:
+    a cell's verdict rides on one document); "per-request" = a different document for every
+    request and repetition (what a server sees; prefilled once per repetition, untimed)."""
+    from specsched.corpus import RequestShape, build_prompts, shared_prefix_prompts
+    from specsched.tune.engine_profile import SUFFIX_TOKENS, TEXT_SEED
+
+    if texts == "shared":
+        return shared_prefix_prompts(pieces, n, ctx, SUFFIX_TOKENS, TEXT_SEED)
+    return build_prompts([RequestShape(ctx, 1)] * n, pieces, seed=1000 + 97 * rep + ctx)
+
+
 def conditional_rates(drafted: list[int], accepted: list[int]) -> list[float]:
     """Conditional acceptance per position (the profile's a_k) from pooled per-position counts:
     position k is drafted only where positions < k were accepted, so accepted_k / drafted_k is
@@ -104,6 +118,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="measurement: repetitions (at most)")
     ap.add_argument("--budget-min", type=float, default=None,
                     help="fit the measurement repetitions into this total wall time")
+    ap.add_argument("--texts", choices=("per-request", "shared"), default="per-request",
+                    help="measurement: a document per request and repetition, or the "
+                         "profile's one shared text (the runs before 2026-12-02)")
     ap.add_argument("--quick", action="store_true", help="B 1,4 x ctx 400,1900 x K 0..3")
     ap.add_argument("--out", type=Path, default=Path("plan_eval"))
     args = ap.parse_args()
@@ -114,16 +131,10 @@ def main() -> int:
     t_start = time.perf_counter()
     from plan_eval_predict import predict_cells, prediction_errors, print_errors
 
-    from specsched.corpus import shared_prefix_prompts
     from specsched.engine import SpeculativeConfig
     from specsched.engine.driver import warm_prefix
     from specsched.planner import CostModel, Extrapolation, ProfileGrid, run_profile
-    from specsched.tune.engine_profile import (
-        SUFFIX_TOKENS,
-        TEXT_SEED,
-        EngineProfileConfig,
-        EngineProfiler,
-    )
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
     from specsched.tune.pipeline import PlanSettings, plan_profile, write_tune_outputs
     from specsched.tune.profile_run import engine_metadata
 
@@ -164,19 +175,20 @@ def main() -> int:
     drafted: dict[tuple[int, int], list[list[int]]] = {}  # (B, ctx) -> per run, K > 0
     accepted: dict[tuple[int, int], list[list[int]]] = {}
     for c in grid.contexts:
-        all_prompts = shared_prefix_prompts(pieces, grid.batch_sizes[-1], c, SUFFIX_TOKENS,
-                                            TEXT_SEED)
-        warm_prefix(llm.engine, all_prompts)
         for b in grid.batch_sizes:
             check_no_crossing(plans, b, c, args.tokens)
-            for rep in range(reps):
-                order = list(grid.ks[rep % len(grid.ks):]) + list(grid.ks[:rep % len(grid.ks)])
+        for rep in range(reps):
+            all_prompts = cell_prompts(pieces, grid.batch_sizes[-1], c, rep, args.texts)
+            warm_prefix(llm.engine, all_prompts)
+            order = list(grid.ks[rep % len(grid.ks):]) + list(grid.ks[:rep % len(grid.ks)])
+            for b in grid.batch_sizes:
                 for k in order:
                     v, d, a = measure_cell(llm, all_prompts[:b], k, args.tokens, args.window)
                     measured.setdefault((b, c, k), []).append(v)
                     if k == max(grid.ks) and k > 0:  # the deepest K tests every position
                         drafted.setdefault((b, c), []).append(d)
                         accepted.setdefault((b, c), []).append(a)
+        for b in grid.batch_sizes:
             row = {k: statistics.median(measured[(b, c, k)]) for k in grid.ks}
             print(f"  B={b:>2} ctx={c:>4}: " + "  ".join(
                 f"K{k} {row[k] / row[0]:.2f}" for k in grid.ks)
@@ -232,7 +244,7 @@ def main() -> int:
         "machine": profile.metadata.device, "threads": args.threads,
         "load_avg_start": load_start, "load_avg_end": os.getloadavg(),
         "profile_s": round(t_profile, 1), "total_s": round(time.perf_counter() - t_start, 1),
-        "reps": reps, "tokens": args.tokens,
+        "reps": reps, "tokens": args.tokens, "texts": args.texts,
         "schedules": {"2-D plan": plans.plan_2d.schedule.entries(5),
                       "best batch-only": plans.batch_only.schedule.entries(3),
                       "best static K": plans.best_static_k},

@@ -11,7 +11,8 @@ order rotating, and each figure is the median over rounds):
 (b) draft cost: one streaming self-draft token (sinks + last W positions) / one full target
     decode step at ctx 512 and 4096, B = 1 and 4, for the fp32 draft (the target's weights),
     the bf16 draft and the int8 draft (`LlamaModel.with_weight_dtype`; int8 = `Int8Linear`, its
-    native kernel; skipped where it cannot build);
+    native kernel, each layer two native calls + attention (`int8_layer`); int8-eager = the same
+    weights with the layers' eager torch glue, the A/B of that; skipped where it cannot build);
 (c) attention alone: us per context token per step (30 layers, B = 1, ctx 4096) at q = 1, 4, 8,
     native kernel and SDPA.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import os
 import statistics
@@ -140,6 +142,18 @@ def block(llm: LLM, drafts: dict[str, LlamaModel], rounds: int) -> dict[str, Any
     return out
 
 
+def eager_layers(draft: LlamaModel) -> LlamaModel:
+    """The int8 draft with every decoder layer on the eager torch path (weights shared): the A/B
+    of the native int8 layer (`layers/int8_layer.py`)."""
+    twin = copy.copy(draft)
+    twin._modules = dict(draft._modules)  # type: ignore[assignment]  # own module table
+    layers = [copy.copy(layer) for layer in draft.layers]
+    for layer in layers:
+        layer.native_int8 = False
+    twin.layers = torch.nn.ModuleList(layers)
+    return twin
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
@@ -156,6 +170,7 @@ def main() -> None:
     drafts = {"bf16": target.with_weight_dtype(torch.bfloat16)}
     if int8_linear.available("cpu"):
         drafts["int8"] = target.with_weight_dtype(torch.int8)
+        drafts["int8-eager"] = eager_layers(drafts["int8"])
     result: dict[str, Any] = {
         "machine": {"cpu_bf16": bool(torch.cpu.get_capabilities().get("avx512_bf16")),
                     "amx_bf16": bool(torch.cpu.get_capabilities().get("amx_bf16")),

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from specsched.engine.config import ModelConfig
+from specsched.engine.layers import int8_layer
 from specsched.engine.layers.attention import AttentionMetadata, ragged_attention, write_kv
 from specsched.engine.layers.compiled import CompiledStep, compile_step
 from specsched.engine.layers.int8_linear import Int8Linear
@@ -52,6 +53,8 @@ class DecoderLayer(nn.Module):
         self.input_norm = input_norm
         self.post_norm = post_norm
         self.scale = cfg.head_dim**-0.5
+        # int8 weights (a draft's copy): few-row batches run as two native calls + attention
+        self.native_int8 = int8_layer.fusable(self)
 
     @classmethod
     def from_weights(
@@ -119,6 +122,10 @@ class DecoderLayer(nn.Module):
         v_cache: torch.Tensor,  # [S, Hkv, L, D]
         meta: AttentionMetadata,
     ) -> torch.Tensor:  # [T, H]
+        if self.native_int8 and int8_layer.runs(h, k_cache):
+            q = int8_layer.pre(self, h, cos, sin, k_cache, v_cache, meta)  # [T, Hq, D]
+            return int8_layer.post(self, h, ragged_attention(q, k_cache, v_cache, meta,
+                                                             self.scale))
         cfg = self.cfg
         t = h.shape[0]
         hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
@@ -251,6 +258,9 @@ class LlamaModel(nn.Module):
             h = layer(h, cos, sin, k_cache, v_cache, meta)
         if logits_indices is not None:
             h = h[logits_indices]  # [N, H]
+        if int8_layer.head_runs(h, self.lm_head):
+            assert isinstance(self.lm_head, Int8Linear)
+            return int8_layer.norm_head(h, self.norm, self.cfg.rms_norm_eps, self.lm_head)
         h = F.rms_norm(h, (self.cfg.hidden_size,), self.norm, self.cfg.rms_norm_eps)
         return self.lm_head(h).float()  # [N, V]
 

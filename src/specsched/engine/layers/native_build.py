@@ -36,7 +36,9 @@ def _build_key(source: Path, defines: tuple[tuple[str, int], ...], compiler: str
     caps = sorted((k, str(v)) for k, v in torch.cpu.get_capabilities().items())
     version = subprocess.run([compiler, "--version"], capture_output=True, text=True,
                              check=False).stdout.splitlines()[:1]
-    blob = repr((source.read_bytes(), defines, version, caps)).encode()
+    # every source of csrc/: a kernel may #include another (int8_layer.cpp includes int8_linear)
+    sources = [f.read_bytes() for f in sorted(source.parent.glob("*.cpp"))]
+    blob = repr((source.name, sources, defines, version, caps)).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
