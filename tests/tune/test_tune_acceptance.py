@@ -10,6 +10,7 @@ import pytest
 
 from specsched.cli import main
 from specsched.engine.spec.config import SpeculativeConfig
+from specsched.errors import UserError
 from specsched.planner import ProfileGrid
 from specsched.tune.acceptance_prompts import acceptance_prompts, text_token_ids
 
@@ -28,6 +29,18 @@ def test_acceptance_prompts_are_distinct_exact_windows() -> None:
     long_user = list(range(10, 300))
     assert all(t < 1000 for p in acceptance_prompts(corpus, long_user, 3, 64, 0) for t in p)
     assert text_token_ids("a b a", None, 128)[0] == text_token_ids("a", None, 128)[0]
+
+
+def test_shared_tail_prompts_come_from_the_given_number_of_documents() -> None:
+    corpus = list(range(1000, 9000))
+    for docs, want in ((1, 1), (4, 4), (3, 3), (16, 8)):  # at most one document per prompt
+        prompts = acceptance_prompts(corpus, None, 8, 256, seed=1, shared_tail=32, documents=docs)
+        assert len(prompts) == 8 and all(len(p) == 256 for p in prompts)
+        heads = [tuple(p[:224]) for p in prompts]
+        assert len(set(heads)) == want
+        assert all(heads[i] == heads[i + 1] or heads[i + 1] not in heads[:i + 1]
+                   for i in range(7))  # prompts of one document are adjacent
+        assert len({tuple(p[224:]) for p in prompts}) == 8  # every tail its own
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +66,24 @@ def test_engine_acceptance_per_request(llm: Any, tmp_path: Path, use_file: bool)
     assert point.spread is not None and point.ci_lo is not None and point.ci_hi is not None
     assert point.ci_lo[0] <= point.a[0] <= point.ci_hi[0]
     assert not llm.engine.has_unfinished()
+
+
+def test_engine_acceptance_from_shared_documents(llm: Any) -> None:
+    """The demo's budget: 6 prompts from 2 documents (3 tails each), each document prefilled
+    once before the measurement, then per-request acceptance as usual."""
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
+                              warmup=1, acceptance_tokens=16, acceptance_prompts=6,
+                              acceptance_tail=24, acceptance_documents=2)
+    profiler = EngineProfiler(cfg, ProfileGrid((1, 2), (32, 96), (0, 2)), llm)
+    prompts = profiler._acceptance_prompts(96)
+    assert len({tuple(p[:72]) for p in prompts}) == 2
+    point = profiler.acceptance(96, 2)
+    assert point.ctx == 96 and 2 <= point.num_requests <= 6 and point.n > 0
+    assert not llm.engine.has_unfinished()
+    with pytest.raises(UserError, match="acceptance_documents"):
+        EngineProfileConfig(acceptance_documents=0)
 
 
 @pytest.mark.parametrize(("extra", "message"), [

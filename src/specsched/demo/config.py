@@ -92,8 +92,9 @@ class DemoConfig:
     repeats: int = 5
     warmup_steps: int = 2
     acceptance_tokens: int = 64
-    acceptance_prompts: int = 16  # distinct tails of one document per context (see tune)
+    acceptance_prompts: int = 16  # tails of `acceptance_documents` documents per context
     acceptance_tail: int = 512
+    acceptance_documents: int = 4  # 4 documents x 4 tails (one document's acceptance misled)
     scenarios: tuple[DemoScenario, ...] = field(default_factory=lambda: (
         DemoScenario("short", 512, 40),
         DemoScenario("long", 4096, 40),
@@ -136,6 +137,7 @@ def quick_config(model: str = "smollm2-135m", threads: int = 1) -> DemoConfig:
     return DemoConfig(
         model=model, threads=threads, batch_sizes=(1, 4), contexts=(256, 2048), ks=(0, 1, 3),
         repeats=3, warmup_steps=1, acceptance_tokens=32, acceptance_prompts=8,
+        acceptance_documents=2,
         scenarios=(DemoScenario("short", 256, 16), DemoScenario("long", 2048, 16)),
         replicates=5,
     )

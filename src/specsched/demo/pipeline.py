@@ -101,6 +101,7 @@ def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
         model=cfg.model, speculative=cfg.speculative, dtype=cfg.dtype, threads=cfg.threads,
         repeats=cfg.repeats, warmup=cfg.warmup_steps, acceptance_tokens=cfg.acceptance_tokens,
         acceptance_prompts=cfg.acceptance_prompts, acceptance_tail=cfg.acceptance_tail,
+        acceptance_documents=cfg.acceptance_documents,
     )
     return grid, pcfg
 

@@ -41,14 +41,18 @@ def load_prompt_tokens(path: str, encode: Callable[[str], list[int]] | None,
 
 
 def acceptance_prompts(corpus: Sequence[int], user: Sequence[int] | None, num: int, ctx: int,
-                       seed: int, shared_tail: int = 0) -> list[list[int]]:
+                       seed: int, shared_tail: int = 0, documents: int = 1) -> list[list[int]]:
     """`num` prompts of exactly `ctx` tokens, each from its own offset (see module doc).
-    `shared_tail` > 0 (corpus text only): the prompts share a prefix and differ in their last
-    `shared_tail` tokens — one long prefill instead of `num` (the demo's budget)."""
+    `shared_tail` > 0 (corpus text only): the prompts come from `documents` documents (adjacent
+    prompts share one) and differ in their last `shared_tail` tokens — `documents` long
+    prefills instead of `num` (the demo's budget; one document's acceptance is not the
+    traffic's, so more than one)."""
     if user is None:
         if 0 < shared_tail < ctx:
-            shape = RequestShape(ctx, 1, prefix_id=0, prefix_len=ctx - shared_tail)
-            return build_prompts([shape] * num, list(corpus), seed)
+            docs = max(1, min(documents, num))
+            shapes = [RequestShape(ctx, 1, prefix_id=i * docs // num, prefix_len=ctx - shared_tail)
+                      for i in range(num)]
+            return build_prompts(shapes, list(corpus), seed)
         return build_prompts([RequestShape(ctx, 1)] * num, list(corpus), seed)
     tail = min(len(user), ctx)
     tails = build_prompts([RequestShape(tail, 1)] * num, list(user), seed)

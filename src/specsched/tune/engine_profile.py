@@ -64,6 +64,7 @@ class EngineProfileConfig:
     # > 0: acceptance prompts share all but their last `acceptance_tail` tokens (one long
     # prefill per context instead of one per prompt; the tails still differ); 0: distinct texts
     acceptance_tail: int = 0
+    acceptance_documents: int = 1  # with acceptance_tail > 0: documents the prompts come from
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
 
     def __post_init__(self) -> None:
@@ -78,6 +79,8 @@ class EngineProfileConfig:
             raise UserError("--warmup must be >= 0")
         if self.acceptance_tail < 0:
             raise UserError("acceptance_tail must be >= 0")
+        if self.acceptance_documents < 1:
+            raise UserError("acceptance_documents must be >= 1")
         if self.threads is not None and self.threads < 1:
             raise UserError("--threads must be >= 1")
 
@@ -181,11 +184,16 @@ class EngineProfiler:
             user = load_prompt_tokens(self.cfg.prompts_file, None if tok is None else tok.encode,
                                       self.llm.engine.model_cfg.vocab_size)
         return acceptance_prompts(self._pieces, user, self.cfg.acceptance_prompts, ctx,
-                                  TEXT_SEED, self.cfg.acceptance_tail)
+                                  TEXT_SEED, self.cfg.acceptance_tail,
+                                  self.cfg.acceptance_documents)
 
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
         c = self.cfg
         prompts = self._acceptance_prompts(ctx)
+        if c.acceptance_tail > 0 and c.prompts_file is None:  # each document prefilled once
+            docs = max(1, min(c.acceptance_documents, len(prompts)))
+            firsts = [prompts[-(-i * len(prompts) // docs)] for i in range(docs)]
+            warm_prefix(self.llm.engine, firsts)
         self.llm.engine.set_speculative(self._spec(k_max))
         params = SamplingParams(max_tokens=c.acceptance_tokens, ignore_eos=True)
         res = drive(self.llm.engine, prompts, params,
