@@ -6,8 +6,6 @@ where it applies; its AVX2 build agrees with the native one."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,8 @@ from specsched.engine.layers.attention import build_metadata
 from specsched.engine.layers.int8_linear import WIDE_ROWS, Int8Linear
 from specsched.engine.layers.model import LlamaModel
 from specsched.engine.spec.drafters.streaming import streaming_ranges
+
+from .native_helpers import build_for_march
 
 
 @pytest.fixture(autouse=True)
@@ -127,16 +127,7 @@ def test_beyond_the_cache_is_an_error_before_any_write(tiny: LLM) -> None:
 def test_avx2_and_native_builds_agree(march: str, tmp_path: Path) -> None:
     """The post half (three matmuls, RMSNorm, SiLU) built for AVX2 and for this CPU equals the
     same math in torch."""
-    from specsched.engine.layers.native_build import CSRC
-
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("no g++")
-    out = tmp_path / f"int8_layer_{march}.so"
-    subprocess.run([gxx, "-O3", f"-march={march}", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
-                    str(CSRC / "int8_layer.cpp"), "-o", str(out)], check=True,
-                   capture_output=True)
-    fn = ctypes.CDLL(str(out)).int8_attn_post_f32
+    fn = build_for_march("int8_layer.cpp", march, tmp_path).int8_attn_post_f32
     p, i = ctypes.c_void_p, ctypes.c_int64
     fn.restype = ctypes.c_int
     fn.argtypes = [p, p, i, i, i, p, p, p, ctypes.c_float, p, p, i, p, p, p, ctypes.c_int]

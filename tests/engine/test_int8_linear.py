@@ -13,6 +13,8 @@ from specsched.engine.layers import int8_linear
 from specsched.engine.layers.int8_linear import WIDE_ROWS, Int8Linear, quantize_rows
 from specsched.engine.layers.linear import Linear, quantize_int8
 
+from .native_helpers import build_for_march
+
 
 @pytest.fixture(autouse=True)
 def kernel_or_skip() -> None:
@@ -128,19 +130,8 @@ def test_avx2_and_native_builds_agree(march: str, tmp_path: Path) -> None:
     """The AVX2 path (8-lane vectors) is what an AVX2-only CPU runs; built here explicitly so an
     AVX-512 machine tests it too."""
     import ctypes
-    import shutil
-    import subprocess
 
-    from specsched.engine.layers.native_build import CSRC
-
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("no g++")
-    out = tmp_path / f"int8_{march}.so"
-    subprocess.run([gxx, "-O3", f"-march={march}", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
-                    str(CSRC / "int8_linear.cpp"), "-o", str(out)], check=True,
-                   capture_output=True)
-    fn = ctypes.CDLL(str(out)).int8_linear_f32
+    fn = build_for_march("int8_linear.cpp", march, tmp_path).int8_linear_f32
     fn.restype = ctypes.c_int
     p, i = ctypes.c_void_p, ctypes.c_int64
     fn.argtypes = [p, i, i, p, i, p, p, p, ctypes.c_int]
