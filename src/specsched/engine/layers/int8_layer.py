@@ -18,16 +18,34 @@ from __future__ import annotations
 
 import ctypes
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
+from specsched.engine.config import ModelConfig
 from specsched.engine.layers.int8_linear import WIDE_ROWS, Int8Linear
+from specsched.engine.layers.metadata import AttentionMetadata
 from specsched.engine.layers.native_build import load_library
 
-if TYPE_CHECKING:
-    from specsched.engine.layers.metadata import AttentionMetadata
-    from specsched.engine.layers.model import DecoderLayer
+
+class LayerWeights(Protocol):
+    """What the native layer reads of a decoder layer (`model.DecoderLayer`); the matmuls are
+    `Int8Linear`s where `fusable` holds."""
+
+    @property
+    def cfg(self) -> ModelConfig: ...
+    @property
+    def qkv(self) -> object: ...  # [Q+2K, H]
+    @property
+    def o(self) -> object: ...  # [H, Q]
+    @property
+    def gate_up(self) -> object: ...  # [2I, H]
+    @property
+    def down(self) -> object: ...  # [H, I]
+    @property
+    def input_norm(self) -> torch.Tensor: ...  # [H]
+    @property
+    def post_norm(self) -> torch.Tensor: ...  # [H]
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
@@ -59,12 +77,12 @@ def _ptr(t: torch.Tensor | None) -> int | None:
     return None if t is None else t.data_ptr()
 
 
-def fusable(layer: DecoderLayer) -> bool:
+def fusable(layer: LayerWeights) -> bool:
     """Whether `layer`'s weights are all int8 (o, gate/up, down bias-free) and K % 16 == 0."""
     mats = (layer.qkv, layer.o, layer.gate_up, layer.down)
     return (
         all(isinstance(m, Int8Linear) and m.in_features % 16 == 0 for m in mats)
-        and all(m.bias is None for m in mats[1:])
+        and all(isinstance(m, Int8Linear) and m.bias is None for m in mats[1:])
         and available()
     )
 
@@ -81,7 +99,7 @@ def runs(h: torch.Tensor, k_cache: torch.Tensor) -> bool:
 
 
 def pre(
-    layer: DecoderLayer,
+    layer: LayerWeights,
     h: torch.Tensor,  # [T, H] fp32
     cos: torch.Tensor,  # [T, 1, D/2]
     sin: torch.Tensor,  # [T, 1, D/2]
@@ -112,7 +130,7 @@ def pre(
 
 
 def post(
-    layer: DecoderLayer,
+    layer: LayerWeights,
     h: torch.Tensor,  # [T, H] residual stream before attention
     attn: torch.Tensor,  # [T, Hq, D] attention output
 ) -> torch.Tensor:  # [T, H]
