@@ -80,9 +80,7 @@ def ragged_attention(
     """Causal GQA attention of each sequence's new queries against its own cached keys."""
     if not cpu_kernels.available(q, k_cache):
         return sdpa_attention(q, k_cache, v_cache, meta, scale)
-    if meta.max_end > k_cache.shape[2] or max(meta.slot_ids) >= k_cache.shape[0]:
-        raise ValueError(f"batch reaches position {meta.max_end} / slot {max(meta.slot_ids)} "
-                         f"beyond the cache {tuple(k_cache.shape)}")
+    meta.check_cache(k_cache)
     num_heads, num_kv_heads = q.shape[1], k_cache.shape[1]
     plan = meta.kernel_plan(cpu_kernels.MAX_ROWS * num_kv_heads // num_heads, num_kv_heads,
                             torch.get_num_threads())

@@ -112,9 +112,7 @@ def pre(
     lib = _load()
     assert lib is not None
     t = h.shape[0]
-    if meta.max_end > k_cache.shape[2] or max(meta.slot_ids) >= k_cache.shape[0]:
-        raise ValueError(f"batch reaches position {meta.max_end} / slot {max(meta.slot_ids)} "
-                         f"beyond the cache {tuple(k_cache.shape)}")
+    meta.check_cache(k_cache)
     h = h.contiguous()
     cos, sin = cos.contiguous(), sin.contiguous()
     q = torch.empty(t, cfg.num_heads, cfg.head_dim)

@@ -57,6 +57,13 @@ class AttentionMetadata:
     def num_tokens(self) -> int:
         return sum(self.query_lens)
 
+    def check_cache(self, k_cache: torch.Tensor) -> None:
+        """ValueError unless every slot and position of this step lies within `k_cache`
+        ([S, Hkv, L, D]): native kernels index it unchecked, so this runs before any write."""
+        if self.max_end > k_cache.shape[2] or max(self.slot_ids) >= k_cache.shape[0]:
+            raise ValueError(f"batch reaches position {self.max_end} / slot "
+                             f"{max(self.slot_ids)} beyond the cache {tuple(k_cache.shape)}")
+
     def kernel_plan(self, max_q: int, num_kv_heads: int, num_threads: int) -> KernelPlan:
         """The native kernel's work for the sequences with q <= max_q (memoized per step)."""
         key = (max_q, num_kv_heads, num_threads)

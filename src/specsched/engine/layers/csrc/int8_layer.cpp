@@ -30,14 +30,6 @@ static void rms_norm(const float* x, int64_t T, int64_t K, const float* g, float
     }
 }
 
-static void matmul(const float* x, int64_t T, int64_t K, const int8_t* w, int64_t N,
-                   const float* scale, const float* bias, float* y, int threads) {
-    if (T <= 8)
-        chunk(static_cast<int>(T), x, K, w, N, K, scale, bias, y, N, threads);
-    else
-        many(T, x, w, N, K, scale, bias, y, threads);
-}
-
 // y[T, N] = RMSNorm(x)[T, K] @ W^T * scale (+ bias): the output layer of a draft.
 extern "C" int int8_norm_linear_f32(const float* x, int64_t T, int64_t K, const float* norm_w,
                                     float eps, const int8_t* w, int64_t N, const float* scale,

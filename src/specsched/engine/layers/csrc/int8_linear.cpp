@@ -138,12 +138,18 @@ static void many(int64_t T, const float* x, const int8_t* w, int64_t N, int64_t 
     }
 }
 
-extern "C" int int8_linear_f32(const float* x, int64_t T, int64_t K, const int8_t* w, int64_t N,
-                               const float* scale, const float* bias, float* y, int threads) {
-    if (K % 16 != 0 || T < 1) return 1;
+// y[T, N] = x[T, K] @ W^T * scale (+ bias), contiguous rows; K % 16 == 0, T >= 1.
+static void matmul(const float* x, int64_t T, int64_t K, const int8_t* w, int64_t N,
+                   const float* scale, const float* bias, float* y, int threads) {
     if (T <= 8)
         chunk(static_cast<int>(T), x, K, w, N, K, scale, bias, y, N, threads);
     else
         many(T, x, w, N, K, scale, bias, y, threads);
+}
+
+extern "C" int int8_linear_f32(const float* x, int64_t T, int64_t K, const int8_t* w, int64_t N,
+                               const float* scale, const float* bias, float* y, int threads) {
+    if (K % 16 != 0 || T < 1) return 1;
+    matmul(x, T, K, w, N, scale, bias, y, threads);
     return 0;
 }
