@@ -319,3 +319,76 @@ def test_rejected_drafts_at_a_well_predicted_cost_do_not_cap_the_depth() -> None
             num_accepted_tokens=accepted),), step_time_s=seconds)
         regions.observe(cell, outcome, seconds, lambda ks: model[max(ks)], step)
     assert regions.cap(cell, 5, max_k=3) == 3  # K=2 verified: K may rise to 3
+
+
+def test_the_profile_verifies_a_depth_where_its_step_cost_what_the_fit_says() -> None:
+    """A profiled point's depth: the deepest K whose measured step was within the trust margin
+    of the fit; a dearer shallow step (a noisy median) does not stop it, a dearer deepest one
+    does; K = 1 is not judged."""
+    from specsched.policy.adaptive_trust import verified_depth
+
+    assert verified_depth([(0, 0.08, 0.08), (1, 0.10, 0.10), (2, 0.14, 0.12), (3, 0.14, 0.145),
+                           (4, 0.16, 0.165)]) == 4  # K=2 took 1.17x the fit: noise
+    assert verified_depth([(1, 0.25, 0.21), (2, 0.22, 0.26), (4, 0.34, 0.34),
+                           (5, 0.47, 0.38)]) == 4  # K=5 took 1.24x: superlinear there
+    assert verified_depth([(1, 0.30, 0.10), (2, 0.30, 0.12)]) == 1
+    assert verified_depth([(0, 0.08, 0.08)]) == 0
+
+
+def test_a_fresh_cell_opens_at_the_depth_the_profile_or_a_neighbour_verified() -> None:
+    """Inside the cost prior's box a new cell starts from the profile's verified depth (its own
+    points, else an adjacent cell's); outside it the profile says nothing, but what an adjacent
+    cell verified in this run holds there too."""
+    from specsched.policy.adaptive_config import cell_of
+    from specsched.policy.adaptive_trust import TrustRegions
+
+    regions = TrustRegions(False, ((1, 512, 5), (4, 512, 3), (1, 4096, 4)))
+    b1, b2, b4 = cell_of(1, 600), cell_of(2, 600), cell_of(4, 600)
+    regions.open(b2, inside=True)  # between B=1 (depth 5) and B=4 (depth 3): the lesser
+    assert regions.cap(b2, 0, max_k=5) == 4
+    regions.open(cell_of(1, 4500), inside=True)
+    assert regions.cap(cell_of(1, 4500), 0, max_k=5) == 5
+    regions.open(cell_of(16, 600), inside=False)  # outside, no neighbour: from zero
+    assert regions.cap(cell_of(16, 600), 0, max_k=5) == 1
+    lone = TrustRegions(False, ((1, 512, 5),))
+    lone.open(b4, inside=False)  # far from the profile's points, no neighbour yet
+    assert lone.cap(b4, 0, max_k=5) == 1
+    from specsched.policy.batch import RequestOutcome, StepOutcome
+
+    for step, k in enumerate((2, 3)):  # the B=4 cell verifies depth 3 in this run
+        outcome = StepOutcome(batch_size=4, requests=tuple(RequestOutcome(
+            request_id=i, num_computed_tokens=600, num_spec_tokens=k, num_accepted_tokens=k)
+            for i in range(4)), step_time_s=0.2)
+        lone.observe(b4, outcome, 0.2, lambda ks: 0.2, step)
+    lone.open(cell_of(8, 600), inside=False)  # B=8: adjacent to B=4
+    assert lone.cap(cell_of(8, 600), 0, max_k=5) == 4
+    assert b1 not in lone
+
+
+def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -> None:
+    """The K <= 5 grid of 2026-12-02: trials of two 32-token requests at B=1, where the best
+    static K is deep. A fresh cell used to climb K one step at a time (its trust region started
+    at zero) and the second request ramped again (its bucket had < 8 verifies); seeded from the
+    profile's verified depths and with the slow start over at 4 verifies of evidence, the
+    adaptive arm gets within a few % of the best static K (mean of 20 seeds: one seed's
+    per-request draws move a 32-token trial by +-10 %)."""
+    wl = workload(2, 1, 512, 32, 0.9)
+    seeds = range(20)
+    statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), FAST, seed=s,
+                                 noise=0.05).goodput for s in seeds]) for k in range(5)]
+    assert int(np.argmax(statics)) >= 3  # the setup: deep drafts pay
+    points = tuple((b, c, 4) for b in (1, 4) for c in (512, 4096))
+    profiled = dataclasses.replace(FAST, batch_range=(1, 4), ctx_range=(512, 4096),
+                                   verified_depths=points)
+    bare = dataclasses.replace(profiled, verified_depths=())
+
+    def mean_goodput(prior: StepCostModel, **kw: Any) -> float:
+        return float(np.mean([run(wl, adaptive(prior, 0.9, schedule=Schedule.constant(1), **kw),
+                                  FAST, seed=s)[0] for s in seeds]))
+
+    new = mean_goodput(profiled)
+    old = mean_goodput(bare, slow_start_evidence=8.0)
+    assert new >= 0.95 * max(statics)
+    assert new >= 1.02 * old
+    _, decisions = run(wl, adaptive(profiled, 0.9, schedule=Schedule.constant(1)), FAST)
+    assert [d.step_k for d in decisions[1:4]] == [1, 2, 4]  # the first request's slow start

@@ -73,7 +73,8 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
-        self._trust = TrustRegions(cfg.trust_inside_box)  # how deep each cell may draft
+        self._trust = TrustRegions(  # how deep each cell may draft
+            cfg.trust_inside_box, () if cfg.cost_prior is None else cfg.cost_prior.verified_depths)
         self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
                                                 cfg.max_k) for b, lo in enumerate(CTX_BUCKETS)}
 
@@ -196,11 +197,13 @@ class AdaptivePolicy:
     def _slow_start(self, req: _Request, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling
         with each verify of its own (TCP's slow start): a profile measured on other text can
-        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one. Skipped when
-        the request's context bucket already holds `slow_start_evidence` verifies of this run
-        (the estimate it starts from was measured on this workload)."""
+        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one. Over (or
+        skipped) as soon as the request's context bucket holds `slow_start_evidence` verifies
+        of this run: the estimate it drafts by was then measured on this workload (a batch of
+        16 has that after its first step; before 2026-12-02 the check was made only before a
+        request's first verify, and a first wave ramped 1, 2, 4, 5 whatever it had seen)."""
         start = self.cfg.start_k
-        if req.num_verifies == 0 and not req.ramped:
+        if not req.ramped:
             evidence = self.bucket_evidence(cell_of(1, ctx)[1])
             req.ramped = evidence >= self.cfg.slow_start_evidence
         if req.ramped or start >= self.cfg.max_k:

@@ -44,10 +44,12 @@ class AdaptiveConfig:
     differ). The profile's acceptance weighs 3: it was measured on other text, and acceptance
     differs between texts by about 0.25 (0.93 on the profile's corpus vs 0.56 on one demo
     document), a Beta prior with p(1-p)/sd^2 - 1 ~ 3 pseudo-verifies.
-    slow_start_evidence: a new request skips the slow start when its context bucket holds this
-    many (decayed) verifies of the run's own requests: its acceptance was then measured on this
-    workload's text, not the profile's, and a refilled slot of a serving batch starts at its
-    mates' K instead of spending two of its ~10 verifies ramping up.
+    slow_start_evidence: a request's slow start is over (or skipped) once its context bucket
+    holds this many (decayed) verifies of the run's own requests: its acceptance was then
+    measured on this workload's text, not the profile's, and a refilled slot of a serving batch
+    starts at its mates' K instead of spending two of its ~10 verifies ramping up (4: the
+    profile's acceptance weighs 3, so the bucket's estimate is then mostly this run's; 8 before
+    2026-12-02, when a B=1 trial's second request still ramped after a 32-token first one).
     extrapolated_cost_weight: the cost prior's evidence, in steps, in a cell outside the box
     its samples covered (`StepCostModel.covers`; inside it counts `OnlineStepCost`'s 50): a
     profile of B {1, 4} extrapolated to B = 16 overstated a K = 1 step by 10 % on this CPU, and a
@@ -74,7 +76,7 @@ class AdaptiveConfig:
     request_prior_weight: float = 4.0
     cell_prior_weight: float = 3.0
     start_k: int = 1
-    slow_start_evidence: float = 8.0
+    slow_start_evidence: float = 4.0
     extrapolated_cost_weight: float = 5.0
     trust_inside_box: bool = False
     margin: float = 0.03

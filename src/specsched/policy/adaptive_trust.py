@@ -5,16 +5,19 @@ Step cost grows faster than linearly in K on this CPU — 170 / 280 / 370 / 650 
 B = 16 x ctx 512, and at B = 4 x ctx 512 inside a profile's box a K = 3 step measured 330-430 ms
 where the profile's linear fit said ~300 — which the policy's linear cost model cannot foresee.
 So a cell's K rises one above the deepest K whose steps cost what the model said there
-(`TrustRegion`). Regions open at a cell's first step (`TrustRegions.open`); inside the cost
-prior's box a new region starts from an adjacent cell's verified depth (a request crossing a
-context bucket edge, a batch shrinking by one), outside it from zero. No torch here.
+(`TrustRegion`). Regions open at a cell's first step (`TrustRegions.open`) at the deepest of:
+the depth an adjacent cell verified in this run (a request crossing a context bucket edge, a
+batch shrinking by one) and, inside the cost prior's box, the depth the profile itself verified
+near the cell (`verified_depth` of its profiled steps against the fit: a fresh cell of a
+profiled workload does not climb K = 1, 2, 3, ... one step at a time — the cold start that cost
+the adaptive arm 0.85-0.95x the best static K in the K <= 5 grid of 2026-12-02). No torch here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from specsched.policy.adaptive_config import Cell
+from specsched.policy.adaptive_config import Cell, cell_of
 from specsched.policy.adaptive_guard import MAX_BACKOFF
 from specsched.policy.batch import StepOutcome
 
@@ -23,6 +26,23 @@ JUDGE_STEPS = 3  # steps at a depth before an overrun is believed (unless it is 
 CLEAR_LOSS = 0.8  # one step over 1 / 0.8 = 1.25x the model's time is an overrun at once
 TRUST_COOLDOWN = 12  # cell steps a depth stays capped the first time (doubling per repeat)
 JUDGE_DECAY = 0.8  # weight of a depth's older steps per new one
+
+
+def verified_depth(steps: Sequence[tuple[int, float, float]]) -> int:
+    """The deepest K of one profiled (B, context) point whose step cost what the model said —
+    `steps` are (K, measured seconds, model seconds) — by the rule a run's steps are judged by
+    (`TrustRegion.timed`: at most 1 / (1 - TRUST_MARGIN) of the model's time; K <= 1 is not
+    judged). A shallower step over the margin does not stop it: a profile's medians move by
+    +-10-30 % between runs on this VM (K = 2 139.5 ms and K = 3 139.8 ms at B=1 x ctx 512 in
+    the 0a53925 demo's profile), and step cost rises with K, so a deeper step the model got
+    right covers the shallower ones. 0 when the point has no drafting step."""
+    return max((k for k, seconds, model_seconds in steps
+                if k >= 1 and (k == 1 or model_seconds >= (1.0 - TRUST_MARGIN) * seconds)),
+               default=0)
+
+
+def _adjacent(a: Cell, b: Cell) -> bool:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
 
 
 class _DepthEvidence:
@@ -107,11 +127,25 @@ class TrustRegion:
 
 class TrustRegions:
     """The regions of every cell seen. `trust_inside_box`: cells inside the cost prior's box get
-    none (the model is trusted there: the rule before 2026-12-01 night, kept for A/B runs)."""
+    none (the model is trusted there: the rule before 2026-12-01 night, kept for A/B runs).
+    `profiled`: (B, context, depth) points where the profile verified its fit
+    (`StepCostModel.verified_depths`)."""
 
-    def __init__(self, trust_inside_box: bool) -> None:
+    def __init__(self, trust_inside_box: bool,
+                 profiled: Sequence[tuple[int, int, int]] = ()) -> None:
         self.trust_inside_box = trust_inside_box
         self._cells: dict[Cell, TrustRegion] = {}
+        self._profiled: dict[Cell, int] = {}  # a cell's profiled depth (the least of its points)
+        for batch_size, ctx, depth in profiled:
+            cell = cell_of(batch_size, ctx)
+            self._profiled[cell] = min(depth, self._profiled.get(cell, depth))
+
+    def profiled_depth(self, cell: Cell) -> int:
+        """The profile's depth for a cell: its own points', else the least of the adjacent
+        cells' points (a cell between two profiled batch sizes or contexts), else 0."""
+        if cell in self._profiled:
+            return self._profiled[cell]
+        return min((d for c, d in self._profiled.items() if _adjacent(c, cell)), default=0)
 
     def __contains__(self, cell: Cell) -> bool:
         return cell in self._cells
@@ -122,9 +156,11 @@ class TrustRegions:
         if cell in self._cells or (inside and self.trust_inside_box):
             return False
         trust = self._cells[cell] = TrustRegion()
-        if inside:  # the depth a neighbour verified holds here too, until this cell says not
-            trust.verified = max((t.verified for c, t in self._cells.items()
-                                  if abs(c[0] - cell[0]) + abs(c[1] - cell[1]) == 1), default=0)
+        # what a neighbour verified in this run holds here too, until this cell says not
+        trust.verified = max((t.verified for c, t in self._cells.items() if _adjacent(c, cell)),
+                             default=0)
+        if inside:
+            trust.verified = max(trust.verified, self.profiled_depth(cell))
         return True
 
     def cap(self, cell: Cell, steps: int, max_k: int) -> int:

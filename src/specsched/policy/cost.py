@@ -66,6 +66,9 @@ class StepCostModel:
     # the (B, context) box the fitted samples covered; None: unknown (trusted everywhere)
     batch_range: tuple[int, int] | None = None
     ctx_range: tuple[int, int] | None = None
+    # (B, context, depth) per profiled point: the deepest K up to which every profiled step there
+    # cost what this fit says (`adaptive_trust.verified_depth`); the trust region's seed
+    verified_depths: tuple[tuple[int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.coef) != NUM_FEATURES:
@@ -75,6 +78,10 @@ class StepCostModel:
             if box is not None and not 0 <= box[0] <= box[1]:
                 raise ValueError(f"a step cost model's {name} must be (lo, hi) with "
                                  f"0 <= lo <= hi, got {box}")
+        for point in self.verified_depths:
+            if len(point) != 3 or point[0] < 1 or point[1] < 1 or point[2] < 0:
+                raise ValueError("a step cost model's verified_depths are (B >= 1, ctx >= 1, "
+                                 f"depth >= 0), got {point}")
 
     def covers(self, batch_size: int, ctx: int, slack: float = 1.25) -> bool:
         """Whether B requests at context ctx lie inside the fitted box, widened by `slack` on
@@ -97,6 +104,8 @@ class StepCostModel:
             out["batch_range"] = list(self.batch_range)
         if self.ctx_range is not None:
             out["ctx_range"] = list(self.ctx_range)
+        if self.verified_depths:
+            out["verified_depths"] = [list(p) for p in self.verified_depths]
         return out
 
 

@@ -58,6 +58,12 @@ def bad_profile(tmp_path: Path) -> str:
          r"cost_prior batch_range must have 0 <= lo <= hi"),
         (adaptive({"cost_prior": {"coef": [0.01] * 7, "ctx_range": 512}}),
          r"cost_prior ctx_range must be \[lo, hi\]"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "verified_depths": [[4, 512]]}}),
+         r"cost_prior verified_depths must be \[\[B >= 1, ctx >= 1, depth >= 0\], ...\]"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "verified_depths": 3}}),
+         "cost_prior verified_depths must be"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "verified_depths": [[4, 512, "x"]]}}),
+         "cost_prior verified_depths must be an integer"),
         (adaptive({"acceptance_prior": [[512]]}), "acceptance_prior must be"),
         (adaptive("fast"), "adaptive must be an object"),
     ],
@@ -90,6 +96,7 @@ def test_valid_blocks() -> None:
     # The profiled box travels with the cost prior (outside it the policy trusts it less).
     prior = a.cost_prior
     assert prior.batch_range is not None and prior.ctx_range is not None
+    assert prior.verified_depths  # and where the profile verified its fit (the trust seed)
     boxed = config_from_obj(adaptive({"cost_prior": prior.to_json()}))
     assert boxed.adaptive_config.cost_prior == prior
     # The policy the scheduler class builds from it: adaptive, one K per step.

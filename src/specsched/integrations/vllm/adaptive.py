@@ -85,8 +85,8 @@ def _acceptance_prior(value: Any) -> tuple[tuple[int, tuple[float, ...]], ...]:
 
 def _cost_prior(value: Any) -> StepCostModel:
     """`{"coef": [...], "rel_rmse": r, "num_samples": n, "typical_seconds": t,
-    "batch_range": [lo, hi], "ctx_range":
-    [lo, hi]}` (`StepCostModel.to_json`; ranges optional) or the coefficient list alone."""
+    "batch_range": [lo, hi], "ctx_range": [lo, hi], "verified_depths": [[B, ctx, depth], ...]}`
+    (`StepCostModel.to_json`; ranges and depths optional) or the coefficient list alone."""
     body = value if isinstance(value, Mapping) else {"coef": value}
     coef = body.get("coef")
     if not isinstance(coef, (list, tuple)) or len(coef) != NUM_FEATURES:
@@ -97,7 +97,21 @@ def _cost_prior(value: Any) -> StepCostModel:
                          int(_number("cost_prior num_samples", body.get("num_samples", 0), "int")),
                          _typical(body.get("typical_seconds", 0.05)),
                          batch_range=_box("batch_range", body.get("batch_range")),
-                         ctx_range=_box("ctx_range", body.get("ctx_range")))
+                         ctx_range=_box("ctx_range", body.get("ctx_range")),
+                         verified_depths=_depths(body.get("verified_depths", ())))
+
+
+def _depths(value: Any) -> tuple[tuple[int, int, int], ...]:
+    """A cost prior's `[[B, ctx, depth], ...]` (the trust region's seed; absent: none)."""
+    try:
+        points = tuple(tuple(int(_number("cost_prior verified_depths", v, "int")) for v in p)
+                       for p in value)
+    except TypeError:
+        points = ((),)
+    if any(len(p) != 3 or p[0] < 1 or p[1] < 1 or p[2] < 0 for p in points):
+        raise UserError("specsched: adaptive cost_prior verified_depths must be [[B >= 1, "
+                        f"ctx >= 1, depth >= 0], ...], got {show_value(value)}")
+    return points  # type: ignore[return-value]
 
 
 def _typical(value: Any) -> float:
