@@ -24,6 +24,7 @@ from specsched.policy import (
     freeze_schedule,
 )
 from specsched.policy.adaptive import AdaptivePolicy
+from specsched.policy.batch import RequestOutcome
 from specsched.policy.cost import StepCostModel, step_features
 from specsched.schedule import Schedule, lint_schedule
 
@@ -234,23 +235,25 @@ def test_outside_its_profiled_box_k_rises_only_as_far_as_the_cost_model_was_righ
     """Trust region: the cost prior profiled B <= 4; at B = 16 deeper drafts cost far more than
     its linear extrapolation says. Each cell may go one K deeper than it has timed as predicted,
     and a K that surprised it is capped for a while; trusted everywhere, the same prior keeps
-    drafting deep and loses a quarter of the goodput."""
+    drafting deep and loses a quarter of the goodput (means of 10 seeds: over 3, one seed's
+    draws moved the judged policy between 0.944x and 0.972x the best static K)."""
     truth = Superlinear(CPU)
     wl = workload(32, 16, 512, 32, 0.93)
+    seeds = range(10)
     statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth,  # type: ignore[arg-type]
-                                 seed=s, noise=0.05).goodput for s in range(3)]) for k in range(5)]
+                                 seed=s, noise=0.05).goodput for s in seeds]) for k in range(5)]
     assert int(np.argmax(statics)) == 1
 
     def mean_goodput(prior: StepCostModel, **kw: Any) -> float:
         return float(np.mean([simulate(wl, adaptive(prior, 0.93, schedule=Schedule.constant(1),
                                                     **kw).build(),
                                        truth, seed=s, noise=0.05).goodput  # type: ignore[arg-type]
-                              for s in range(3)]))
+                              for s in seeds]))
 
     boxed = mean_goodput(dataclasses.replace(CPU, batch_range=(1, 4), ctx_range=(512, 4096)))
     trusted = mean_goodput(CPU, trust_inside_box=True)
-    assert boxed >= 0.97 * statics[1]
-    assert trusted < 0.9 * statics[1]  # the setup: without the trust region it loses
+    assert boxed >= 0.93 * statics[1]
+    assert trusted < 0.8 * statics[1]  # the setup: without the trust region it loses
 
 
 def test_inside_its_profiled_box_too_k_rises_only_as_far_as_it_paid() -> None:
@@ -392,3 +395,31 @@ def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -
     assert new >= 1.02 * old
     _, decisions = run(wl, adaptive(profiled, 0.9, schedule=Schedule.constant(1)), FAST)
     assert [d.step_k for d in decisions[1:4]] == [1, 2, 4]  # the first request's slow start
+
+
+def test_a_position_k_stays_below_drifts_back_so_k_rises_again() -> None:
+    """The K <= 5 grid of 2026-12-02 (B=1 x ctx 512, replicate 2): two early rejections at the
+    second draft position held a request at K = 1 for 13 steps while it accepted every draft —
+    nothing re-tests a position K stays below. Untested positions age faster (untested_decay),
+    so K rises again steps sooner (here 2 steps at K = 1 instead of 5)."""
+
+    def replay(**kw: Any) -> list[int]:
+        policy = adaptive(FAST, 0.95, schedule=Schedule.constant(1), **kw).build()
+        ctx, ks = 520, []
+        for step in range(16):
+            k = policy.decide(BatchState.from_counts([ctx], [500], room=[100],
+                                                     request_ids=["r"])).num_spec_tokens[0]
+            # the text: first position accepted, second rejected (steps 1-2), then everything
+            accepted = min(k, 1) if step in (1, 2) else (0 if step == 3 else k)
+            policy.observe(StepOutcome(batch_size=1, requests=(RequestOutcome(
+                "r", ctx, k, accepted),), step_time_s=FAST.predict(step_features([ctx], [k]))))
+            ctx += 1 + accepted
+            ks.append(k)
+        return ks
+
+    def rises(ks: list[int]) -> int:  # the first step after the rejections back at K >= 3
+        return next(i for i, k in enumerate(ks) if i > 4 and k >= 3)
+
+    aged, stuck = replay(), replay(untested_decay=1.0)
+    assert aged[:5] == stuck[:5] and aged[4] == 1  # the same start, down to K = 1
+    assert rises(aged) + 3 <= rises(stuck)

@@ -80,6 +80,11 @@ def test_demo_outputs_exist_and_parse(config: DemoConfig, tmp_path: Path) -> Non
     verdict = json.loads((out / "verdict.json").read_text())
     assert len(verdict["rows"]) == 2 * 5 and len(verdict["conclusions"]) >= 2
     assert all(r["predicted_speedup"] is not None for r in verdict["rows"])
+    for r in verdict["rows"]:  # the band the profile's acceptance sample allows
+        lo, hi = r["predicted_band"]
+        assert lo <= hi and (r["arm"] != "no-spec" or lo == hi == 1.0)
+    assert any(c.startswith("predictions: mean |pred/meas - 1|") for c in verdict["conclusions"])
+    assert "pred/meas - 1" in md
     assert all(r["decode_ratio"] is not None for r in verdict["rows"] if r["arm"] != "no-spec")
     for row in result.verdict:
         if row["verdict"] == "win":  # a claimed win clears the noise floor with its whole CI

@@ -124,15 +124,19 @@ def _ratio(ratio: float | None, ci: list[float] | None) -> str:
 def render_verdict(result: Any, console: Any) -> None:
     from rich.table import Table
 
-    from specsched.demo.verdict import conclusions
+    from specsched.demo.verdict import conclusions, prediction_error
 
     t = Table(title="verdict: speedup vs no-spec, predicted (simulated) vs measured; end to end "
               "(output tokens/s) and decode only")
-    for col in ("scenario", "arm", "K", "predicted", "measured e2e [95% CI]", "decode [95% CI]",
-                "tok/s", "verdict"):
+    for col in ("scenario", "arm", "K", "predicted [band]", "measured e2e [95% CI]",
+                "pred/meas-1", "decode [95% CI]", "tok/s", "verdict"):
         t.add_column(col, justify="left" if col in ("scenario", "arm", "verdict") else "right")
     for r in result.verdict:
         pred = "n/a" if r["predicted_speedup"] is None else f"x{r['predicted_speedup']:.2f}"
+        band = r.get("predicted_band")
+        if band is not None and r["verdict"] != "baseline":
+            pred += f" [{band[0]:.2f}, {band[1]:.2f}]"
+        err = prediction_error(r)
         if r["verdict"] == "baseline":
             meas = dec = "x1 (baseline)"
         else:
@@ -142,7 +146,8 @@ def render_verdict(result: Any, console: Any) -> None:
         style = {"win": "green", "loss": "red"}.get(verdict, "")
         if r["same_config_as_baseline"]:
             verdict += " (same config)"
-        t.add_row(r["scenario"], r["arm"], ",".join(map(str, r["k"])), pred, meas, dec,
+        t.add_row(r["scenario"], r["arm"], ",".join(map(str, r["k"])), pred, meas,
+                  "" if err is None else f"{100 * err:+.1f}%", dec,
                   f"{r['median_tok_s']:.1f}", f"[{style}]{verdict}[/]" if style else verdict)
     console.print(t)
     for line in conclusions(result.verdict, result.analysis):

@@ -190,9 +190,10 @@ def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
                  profile: Profile, waves: bool) -> list[dict[str, Any]]:
     """Per scenario x arm: K used, predicted (simulated) and measured speedup vs no-spec — end to
     end (output tokens/s) and decode only — with 95% CIs, and the verdict."""
-    from specsched.demo.predict import predicted
+    from specsched.demo.predict import BAND_QUANTILES, predicted
 
     preds = predicted(exp, profile, BASELINE, waves)
+    bands = [predicted(exp, profile, BASELINE, waves, q) for q in BAND_QUANTILES]
     decode_rows = {(s.name, r.arm): r for s in decode.scenarios for r in s.rows}
     rows: list[dict[str, Any]] = []
     for s in an.scenarios:
@@ -205,6 +206,7 @@ def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
                 "k": list(ks.get(r.arm, ())),
                 "predicted_speedup": _speedup(preds, s.name, r.arm, decode=False),
                 "predicted_decode_speedup": _speedup(preds, s.name, r.arm, decode=True),
+                "predicted_band": _band(bands, s.name, r.arm),
                 "median_tok_s": r.summary.median,
                 "n": r.summary.n,
                 "ratio": None if r.ratio is None else r.ratio.ratio,
@@ -218,6 +220,14 @@ def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
                 "control_group": list(dry.scenario(s.name).control_group_of(r.arm)),
             })
     return rows
+
+
+def _band(bands: list[dict[tuple[str, str], Any]], scenario: str, arm: str
+          ) -> list[float] | None:
+    ends = [_speedup(b, scenario, arm, decode=False) for b in bands]
+    if any(e is None for e in ends):
+        return None
+    return sorted(e for e in ends if e is not None)
 
 
 def _speedup(preds: dict[tuple[str, str], Any], scenario: str, arm: str,

@@ -11,6 +11,8 @@ from specsched.planner import Profile
 from specsched.planner.predict import WorkloadPrediction, predict_arms
 from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
 
+# the ends of the 95% interval of the profile's mean acceptance: the prediction band
+BAND_QUANTILES = (0.025, 0.975)
 CACHED_PREFILL_TOKENS = 16  # the engine backend prefills untimed; a trial recomputes ~a block
 
 
@@ -38,14 +40,17 @@ def scenario_spec(scenario: Scenario, waves: bool) -> WorkloadSpec:
     )
 
 
-def predicted(exp: Experiment, profile: Profile, baseline: str,
-              waves: bool) -> dict[tuple[str, str], WorkloadPrediction]:
-    """(scenario, arm) -> the arm's predicted goodput and speedup over the baseline arm."""
+def predicted(exp: Experiment, profile: Profile, baseline: str, waves: bool,
+              acceptance_quantile: float = 0.5) -> dict[tuple[str, str], WorkloadPrediction]:
+    """(scenario, arm) -> the arm's predicted goodput and speedup over the baseline arm.
+    `acceptance_quantile`: where in the sampling distribution of the profile's mean acceptance
+    to predict (0.5: the mean; 0.025 / 0.975: the ends of its 95% interval, the band the
+    profile's own acceptance sample allows)."""
     out: dict[tuple[str, str], WorkloadPrediction] = {}
     arms = {a.name: a.policy for a in exp.arms}
     for scenario in exp.scenarios:
         preds = predict_arms(profile, scenario_spec(scenario, waves), arms,
-                             baseline=arms[baseline])
+                             baseline=arms[baseline], acceptance_quantile=acceptance_quantile)
         for name, pred in preds.items():
             out[(scenario.name, name)] = pred
     return out

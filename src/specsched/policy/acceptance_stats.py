@@ -32,6 +32,15 @@ class AcceptanceCounts:
         self.tested *= factor
         self.accepted *= factor
 
+    def decay_beyond(self, num_drafted: int, factor: float) -> None:
+        """Positions a verify did not draft (j >= num_drafted) age by `factor`: nothing refreshes
+        them while K stays below them, and a few old rejections there would otherwise hold K
+        down long after the text changed (the estimate drifts back to its shrinkage target, so
+        the deeper K is tried again)."""
+        n = max(0, min(num_drafted, len(self.tested)))
+        self.tested[n:] *= factor
+        self.accepted[n:] *= factor
+
     def add(self, num_drafted: int, num_accepted: int, weight: float = 1.0) -> None:
         """One verify: positions 0..min(n-1, a) tested, 0..a-1 accepted."""
         n = min(num_drafted, len(self.tested))

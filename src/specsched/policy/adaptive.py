@@ -259,7 +259,7 @@ class AdaptivePolicy:
         b = len(outcome.requests)
         ctx = [r.num_computed_tokens for r in outcome.requests]
         drafted = [r.num_spec_tokens for r in outcome.requests]
-        touched: set[Cell] = set()
+        touched: dict[Cell, int] = {}  # cell -> the deepest K drafted there this step
         for r in outcome.requests:
             if r.num_spec_tokens == 0:
                 continue
@@ -271,15 +271,18 @@ class AdaptivePolicy:
                        / (c.tested[0] + w))
             req.horizons.add(r.num_spec_tokens, r.num_accepted_tokens, self.cfg.request_decay,
                              self.cfg.fast_decay)
+            req.counts.decay_beyond(r.num_spec_tokens, self.cfg.untested_decay)
             # the text changed (a repetitive phase turned into free text, or back)
             fast = req.horizons.changed(p0, r.num_accepted_tokens > 0, self.cfg.change_h)
             counts = self.cells.setdefault(cell, AcceptanceCounts(self.cfg.max_k))
             if cell not in touched:
                 counts.decay(self.cfg.cell_decay)
-                touched.add(cell)
+            touched[cell] = max(touched.get(cell, 0), r.num_spec_tokens)
             if fast:  # the bucket it shrinks toward must not hold the old text's acceptance
                 counts.decay(self.cfg.fast_decay)
             counts.add(r.num_spec_tokens, r.num_accepted_tokens)
+        for cell, deepest in touched.items():
+            self.cells[cell].decay_beyond(deepest, self.cfg.untested_decay)
         self._bucket_cache.clear()  # the cells just changed
         seconds = outcome.step_time_s
         if seconds is None or seconds <= 0:

@@ -36,6 +36,11 @@ class AdaptiveConfig:
     first-position outcomes passes `change_h` (the text changed: a repetitive phase turned into
     free text, or back). idle_decay: per step a decoding request drafts nothing (its estimate
     drifts back toward its cell, so a request turned off is tried again later).
+    untested_decay: per verify, the extra forgetting of the positions it did not draft (a
+    request's, and its cell's beyond the deepest K drafted there): two early rejections at
+    position 2 held a request at K = 1 for 13 steps of a 32-token trial while it accepted every
+    draft (the K <= 5 grid of 2026-12-02, B=1 x ctx 512, replicate 2); nothing re-tests a
+    position K stays below, so its estimate must drift back to its target for K to rise again.
     start_k: the most a request drafts before it has verified anything of its own; the cap
     doubles with each of its verifies (a slow start: a profile measured on other text can be far
     off, and position 0 is tested as well at K = 1 as at K = 4, for a fraction of the cost).
@@ -73,6 +78,7 @@ class AdaptiveConfig:
     change_h: float = 4.0
     cell_decay: float = 0.95
     idle_decay: float = 0.95
+    untested_decay: float = 0.7
     request_prior_weight: float = 4.0
     cell_prior_weight: float = 3.0
     start_k: int = 1
@@ -89,7 +95,8 @@ class AdaptiveConfig:
     def __post_init__(self) -> None:
         if not 1 <= self.max_k <= 16:
             raise UserError(f"adaptive: max_k must be in [1, 16], got {self.max_k}")
-        for name in ("request_decay", "cell_decay", "idle_decay", "fast_decay"):
+        for name in ("request_decay", "cell_decay", "idle_decay", "fast_decay",
+                     "untested_decay"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise UserError(f"adaptive: {name} must be in (0, 1], got {value}")
