@@ -423,3 +423,27 @@ def test_a_position_k_stays_below_drifts_back_so_k_rises_again() -> None:
     aged, stuck = replay(), replay(untested_decay=1.0)
     assert aged[:5] == stuck[:5] and aged[4] == 1  # the same start, down to K = 1
     assert rises(aged) + 3 <= rises(stuck)
+
+
+def test_a_machine_slower_than_its_profile_does_not_cap_depths() -> None:
+    """The K <= 5 grid of 2026-12-02 (B=4 x ctx 4096, replicate 3): every step ran ~30 % over
+    the profile's model, and a cell opened at the profile's depth capped K = 3 and K = 2 on their
+    first steps. A depth is judged against the cell's K = 1 steps: uniformly slower is not an
+    overrun; a depth whose extra cost is far above the model's still is."""
+    from specsched.policy.adaptive_trust import TrustRegion
+
+    slow = TrustRegion()
+    slow.verified = 4  # opened at the profile's depth
+    slow.timed(1, 0.130, 0.100, steps=0)
+    slow.timed(3, 0.182, 0.140, steps=1)  # 1.3x the model, like K = 1
+    slow.timed(2, 0.156, 0.120, steps=2)
+    assert slow.cap(3) == 5
+    superlinear = TrustRegion()
+    superlinear.verified = 4
+    superlinear.timed(1, 0.130, 0.100, steps=0)
+    superlinear.timed(3, 0.260, 0.140, steps=1)  # 1.86x where K = 1 was 1.3x
+    assert superlinear.cap(2) == 2
+    absolute = TrustRegion()  # no K = 1 step in the cell: judged against the model alone
+    absolute.verified = 4
+    absolute.timed(3, 0.182, 0.140, steps=0)
+    assert absolute.cap(1) == 2

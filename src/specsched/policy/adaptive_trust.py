@@ -90,9 +90,16 @@ class TrustRegion:
     for TRUST_COOLDOWN of its steps (doubling with each repeat, up to MAX_BACKOFF x; K = 1 stays
     allowed: the guard judges drafting at all), after which a model that learned from those
     steps may try k again.
+    A depth is judged relative to the cell's K = 1 steps (the model's time over the measured
+    time at k, divided by the same at K = 1, when the cell has K = 1 steps): the question is
+    whether the EXTRA cost of drafting deeper is what the model says. On this VM the whole step
+    drifts by 15-30 % between minutes; a machine 30 % slower than when it was profiled made every
+    step look like an overrun, and a cell that opened at the profile's depth 4 capped K = 3 and
+    then K = 2 on their first steps and ran K = 1 for 24 steps (the K <= 5 grid of 2026-12-02,
+    B=4 x ctx 4096, replicate 3: K = 1 took 295 ms where the model said ~220).
     """
 
-    __slots__ = ("_evidence", "ceiling", "cooldown", "until", "verified")
+    __slots__ = ("_evidence", "_reference", "ceiling", "cooldown", "until", "verified")
 
     def __init__(self) -> None:
         self.verified = 0  # deepest K that paid
@@ -100,6 +107,7 @@ class TrustRegion:
         self.until = 0
         self.cooldown = TRUST_COOLDOWN
         self._evidence: dict[int, _DepthEvidence] = {}
+        self._reference = _DepthEvidence()  # the cell's K = 1 steps
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
@@ -111,10 +119,12 @@ class TrustRegion:
         steps of both)."""
         if k < 2:
             self.verified = max(self.verified, k)
+            if k == 1:
+                self._reference.add(seconds, model_seconds)
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
         ev.add(seconds, model_seconds)
-        ratio = ev.ratio
+        ratio = ev.ratio / self._reference.ratio  # 1 / 1 without K = 1 steps: absolute
         if ratio >= 1.0 - TRUST_MARGIN:
             self.verified = max(self.verified, k)
         elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
