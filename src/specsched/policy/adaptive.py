@@ -196,12 +196,10 @@ class AdaptivePolicy:
 
     def _slow_start(self, req: _Request, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling
-        with each verify of its own (TCP's slow start): a profile measured on other text can
-        be far off, and one K = 1 verify tests position 0 as well as a K = 4 one. Over (or
-        skipped) as soon as the request's context bucket holds `slow_start_evidence` verifies
-        of this run: the estimate it drafts by was then measured on this workload (a batch of
-        16 has that after its first step; before 2026-12-02 the check was made only before a
-        request's first verify, and a first wave ramped 1, 2, 4, 5 whatever it had seen)."""
+        per verify of its own (TCP's slow start: a profile measured on other text can be far
+        off; a K = 1 verify tests position 0 as well as a K = 4 one). Over as soon as its
+        context bucket holds `slow_start_evidence` verifies of this run (checked every step: a
+        batch of 16 has them after its first step)."""
         start = self.cfg.start_k
         if not req.ramped:
             evidence = self.bucket_evidence(cell_of(1, ctx)[1])
