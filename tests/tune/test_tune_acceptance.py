@@ -68,6 +68,19 @@ def test_engine_acceptance_per_request(llm: Any, tmp_path: Path, use_file: bool)
     assert not llm.engine.has_unfinished()
 
 
+def test_engine_acceptance_along_the_output(llm: Any) -> None:
+    """Every verify of the measurement lands in one `by_output` segment of 32 tokens."""
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
+                              warmup=1, acceptance_tokens=80, acceptance_prompts=4)
+    point = EngineProfiler(cfg, ProfileGrid((1, 2), (32, 96), (0, 2)), llm).acceptance(96, 2)
+    starts = [g.start for g in point.by_output]
+    assert starts[:2] == [0, 32] and starts == sorted(starts) and starts[-1] <= 64
+    assert sum(g.verifies for g in point.by_output) == point.n
+    assert not llm.engine.has_unfinished()
+
+
 def test_engine_acceptance_from_shared_documents(llm: Any) -> None:
     """The demo's budget: 6 prompts from 2 documents (3 tails each), each document prefilled
     once before the measurement, then per-request acceptance as usual."""

@@ -27,7 +27,7 @@ from statistics import NormalDist
 import numpy as np
 
 from specsched.planner.acceptance import conditional_from_prefix_rates
-from specsched.planner.profile import AcceptancePoint
+from specsched.planner.profile import AcceptancePoint, OutputSegment
 
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -97,6 +97,55 @@ def summarize_requests(
         ci_lo=_conditional(np.minimum(lo, mean)), ci_hi=_conditional(np.maximum(hi, mean)),
         ci_level=level, requests=tuple(per_request),
     )
+
+
+Snapshot = tuple[int, Sequence[int], Sequence[int]]  # (generated, drafted[], accepted[]) so far
+SEGMENT_TOKENS = 32  # generated tokens per `by_output` segment
+MIN_SEGMENT_VERIFIES = 8  # a thinner segment (at any position) joins the one before it
+
+
+def output_segments(
+    snapshots: Sequence[Sequence[Snapshot]],  # [num_requests][steps], cumulative after each step
+    k: int,
+    width: int = SEGMENT_TOKENS,
+) -> tuple[OutputSegment, ...]:
+    """Acceptance along the output (`AcceptancePoint.by_output`): each step's drafts go to the
+    segment of the tokens its request had generated before it; per segment the drafts of all
+    requests are pooled (prefix rate = accepted / drafted per position). Segments with fewer
+    than MIN_SEGMENT_VERIFIES drafts at some position merge into the previous one; () when
+    fewer than two segments remain (nothing beyond the point's mean)."""
+    drafted: dict[int, np.ndarray] = {}  # segment start -> [k]
+    accepted: dict[int, np.ndarray] = {}
+    for steps in snapshots:
+        prev_g, prev_d, prev_a = 0, np.zeros(k), np.zeros(k)
+        for g, step_d, step_a in steps:
+            cur_d, cur_a = _first(step_d, k), _first(step_a, k)
+            start = prev_g // width * width
+            drafted[start] = drafted.get(start, np.zeros(k)) + cur_d - prev_d
+            accepted[start] = accepted.get(start, np.zeros(k)) + cur_a - prev_a
+            prev_g, prev_d, prev_a = g, cur_d, cur_a
+    merged: list[tuple[int, np.ndarray, np.ndarray]] = []  # (start, drafted[k], accepted[k])
+    for start in sorted(drafted):
+        if merged and drafted[start].min() < MIN_SEGMENT_VERIFIES:
+            first, md, ma = merged[-1]
+            merged[-1] = (first, md + drafted[start], ma + accepted[start])
+        else:
+            merged.append((start, drafted[start], accepted[start]))
+    if len(merged) > 1 and merged[0][1].min() < MIN_SEGMENT_VERIFIES:
+        _, md, ma = merged.pop(1)
+        merged[0] = (0, merged[0][1] + md, merged[0][2] + ma)
+    if len(merged) < 2 or merged[0][1].min() < MIN_SEGMENT_VERIFIES:
+        return ()
+    return tuple(OutputSegment(0 if i == 0 else int(start), int(md[0]),
+                               _conditional(np.minimum(ma / md, 1.0)))
+                 for i, (start, md, ma) in enumerate(merged))
+
+
+def _first(values: Sequence[int], k: int) -> np.ndarray:  # [k], zero-padded
+    out = np.zeros(k)
+    n = min(k, len(values))
+    out[:n] = np.asarray(values[:n], dtype=np.float64)
+    return out
 
 
 def acceptance_bound(point: AcceptancePoint, quantile: float) -> tuple[float, ...]:

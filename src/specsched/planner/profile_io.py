@@ -10,7 +10,8 @@ version 1 files, which lack the optional per-request acceptance keys, load uncha
                   "t_verify_ms": {..} | null, "t_draft_ms": {..} | null}, ..],
      "acceptance": [{"ctx", "a": [a_1, .., a_K], "n",
                      optional: "num_requests", "spread": [..], "ci_level", "ci_lo": [..],
-                     "ci_hi": [..], "requests": [[a_1, .., a_K], ..]}, ..]}
+                     "ci_hi": [..], "requests": [[a_1, .., a_K], ..],
+                     "by_output": [{"start", "verifies", "a": [..]}, ..]}, ..]}
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from specsched.planner.profile import (
     SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
     AcceptancePoint,
+    OutputSegment,
     Profile,
     ProfileGrid,
     ProfileMetadata,
@@ -81,6 +83,9 @@ def acceptance_to_obj(a: AcceptancePoint) -> dict[str, Any]:
         obj["ci_level"] = a.ci_level
     if a.requests:
         obj["requests"] = [list(r) for r in a.requests]
+    if a.by_output:
+        obj["by_output"] = [{"start": g.start, "verifies": g.verifies, "a": list(g.a)}
+                            for g in a.by_output]
     return obj
 
 
@@ -183,6 +188,13 @@ def timing_from_obj(obj: Any, where: str) -> TimingPoint:
     return TimingPoint(b, c, k, step, opt["t_verify_ms"], opt["t_draft_ms"])
 
 
+def segment_from_obj(obj: Any, where: str) -> OutputSegment:
+    from specsched.planner.acceptance import check_acceptance
+
+    return OutputSegment(_get(obj, "start", where, int), _get(obj, "verifies", where, int),
+                         check_acceptance(_get(obj, "a", where, list), f"{where}.a"))
+
+
 def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
     from specsched.planner.acceptance import check_acceptance
 
@@ -198,9 +210,13 @@ def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
                      for i, r in enumerate(raw_requests))
     num_requests = _get(obj, "num_requests", where, int, optional=True) or len(requests)
     level = _get(obj, "ci_level", where, (int, float), optional=True)
+    raw_segments = _get(obj, "by_output", where, list, optional=True) or []
+    segments = tuple(segment_from_obj(g, f"{where}.by_output[{i}]")
+                     for i, g in enumerate(raw_segments))
     try:
         return AcceptancePoint(ctx, a, n, num_requests, opt["spread"], opt["ci_lo"],
-                               opt["ci_hi"], 0.95 if level is None else float(level), requests)
+                               opt["ci_hi"], 0.95 if level is None else float(level), requests,
+                               segments)
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
 

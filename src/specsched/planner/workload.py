@@ -41,7 +41,7 @@ from specsched.io import (
 from specsched.planner.acceptance import conditional_from_prefix_rates
 from specsched.planner.acceptance_ci import bound_points
 from specsched.planner.profile import AcceptancePoint, Profile
-from specsched.planner.simulate import SimRequest, Workload
+from specsched.planner.simulate import Phases, SimRequest, Workload
 from specsched.policy.acceptance_stats import prior_for_context
 
 MAX_REQUESTS = 100_000
@@ -212,14 +212,36 @@ def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: ra
     return conditional_from_prefix_rates(prefix.tolist())
 
 
+def output_phases(profile: Profile, ctx: int, a: tuple[float, ...]) -> Phases:
+    """A request's acceptance `a` (its mean over the profile's output length) along its output:
+    per `by_output` segment of the nearest measured context, its prefix rates scaled by the
+    segment's over the segments' verify-weighted mean; ((0, a),) without segments."""
+    points = [p for p in profile.acceptance if p.by_output]
+    if not a or not points:
+        return ((0, a),)
+    near = min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
+    k = min(len(a), len(near.a))
+    seg_prefix = np.stack([np.cumprod(np.asarray(g.a[:k])) for g in near.by_output])  # [S, k]
+    weights = np.asarray([g.verifies for g in near.by_output], dtype=np.float64)  # [S]
+    ref = weights @ seg_prefix / weights.sum()  # [k]
+    base = np.cumprod(np.asarray(a[:k]))  # [k]
+    phases = []
+    for g, prefix in zip(near.by_output, seg_prefix, strict=True):
+        scale = np.divide(prefix, ref, out=np.ones(k), where=ref > 0)  # [k]
+        rates = conditional_from_prefix_rates(np.clip(base * scale, 0.0, 1.0).tolist())
+        phases.append((g.start, rates + tuple(a[k:])))
+    return tuple(phases)
+
+
 def draw_workload(spec: WorkloadSpec, profile: Profile, seed: int,
                   quantile: float = 0.5) -> Workload:
-    """The simulator's workload for one seed (lengths and per-request acceptance drawn)."""
+    """The simulator's workload for one seed (lengths and per-request acceptance drawn, and
+    that acceptance along the output where the profile measured it: `output_phases`)."""
     rng = random.Random(f"{seed}/workload")
     reqs = []
     for _ in range(spec.num_requests):
         prompt, out = spec.prompt_len.draw(rng), spec.output_len.draw(rng)
         a = request_acceptance(profile, prompt, spec.acceptance_spread, rng, quantile)
-        reqs.append(SimRequest(prompt, out, ((0, a),)))
+        reqs.append(SimRequest(prompt, out, output_phases(profile, prompt, a)))
     return Workload(tuple(reqs), spec.concurrency, spec.arrival is Arrival.WAVES,
                     spec.prefill_tokens)

@@ -38,7 +38,7 @@ from specsched.planner import (
     Stat,
     TimingPoint,
 )
-from specsched.planner.acceptance_ci import summarize_requests
+from specsched.planner.acceptance_ci import Snapshot, output_segments, summarize_requests
 from specsched.policy import PolicyConfig
 from specsched.tune.acceptance_prompts import acceptance_prompts, load_prompt_tokens
 
@@ -196,11 +196,21 @@ class EngineProfiler:
             warm_prefix(self.llm.engine, firsts)
         self.llm.engine.set_speculative(self._spec(k_max))
         params = SamplingParams(max_tokens=c.acceptance_tokens, ignore_eos=True)
+        snapshots: list[list[Snapshot]] = [[] for _ in prompts]  # per request, per step
+
+        def snapshot(res: DriveResult) -> None:  # acceptance along the output (by_output)
+            for i, seq in enumerate(res.seqs):
+                spec = seq.stats.spec
+                snapshots[i].append((len(seq.output_token_ids), list(spec.drafted_per_position),
+                                     list(spec.accepted_per_position)))
+
         res = drive(self.llm.engine, prompts, params,
-                    concurrency=min(len(prompts), self.llm.engine.cfg.max_num_seqs))
+                    concurrency=min(len(prompts), self.llm.engine.cfg.max_num_seqs),
+                    on_step=snapshot)
         drafted = [s.stats.spec.drafted_per_position for s in res.seqs]
         accepted = [s.stats.spec.accepted_per_position for s in res.seqs]
         try:
-            return summarize_requests(ctx, drafted, accepted, k_max)
+            point = summarize_requests(ctx, drafted, accepted, k_max)
         except ValueError as exc:
             raise RuntimeError(f"{exc} (decode more --acceptance-tokens per request)") from None
+        return dataclasses.replace(point, by_output=output_segments(snapshots, k_max))

@@ -37,11 +37,14 @@ def onednn_fp32(w: torch.Tensor) -> bool:
 
 
 def _onednn(w: torch.Tensor) -> bool:
-    return (
-        w.device.type == "cpu"
-        and w.dtype in ONEDNN_DTYPES
-        and torch.backends.mkldnn.is_available()
-    )
+    """Whether oneDNN's linear runs `w`: CPU, fp32 or bf16, oneDNN built in; bf16 only where
+    oneDNN has a bf16 kernel for this CPU (AVX512BW/VL/DQ or AVX-NE-CONVERT: an AVX2-only CPU
+    has none, and `F.linear` on the plain bf16 weight runs instead)."""
+    if w.device.type != "cpu" or w.dtype not in ONEDNN_DTYPES:
+        return False
+    if not torch.backends.mkldnn.is_available():
+        return False
+    return w.dtype == torch.float32 or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def native_bf16(device: torch.device | str) -> bool:
