@@ -8,7 +8,6 @@ rerun or extended by hand: `specsched bench demo-out/experiment.yaml --dry-run`.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +29,17 @@ def static_arm_name(k: int) -> str:
     return f"static-K{k}"
 
 
-EDGE_RESOLUTION = 0.01  # predicted 2-D edges below 1 % of the oracle are ties
-
-
 def choose_batch_size(plans: TunePlans) -> int:
     """The profiled batch size where the context axis matters most: the row in which the 2-D plan
-    is predicted to beat the batch-only plan by the most (mean fraction of oracle goodput, in
-    steps of EDGE_RESOLUTION: a smaller predicted edge is no reason to run the costlier trials
-    of a larger batch: the 2026-12-02 AVX2 demo ran B=4 for an edge under 1 % at twice the time);
-    between equal edges the row with the 2-D plan's largest predicted gain over no-spec; ties go
-    to the smaller batch (cheaper trials)."""
+    is predicted to beat the batch-only plan by the most (mean fraction of oracle goodput); if
+    they agree everywhere, the row with the 2-D plan's largest predicted gain over no-spec; ties
+    go to the smaller batch (cheaper trials)."""
     t = plans.plan_2d.table
     plan, batch = plans.plan_2d.arms[Arm.PLAN], plans.plan_2d.arms[Arm.BATCH_ONLY]
     edge = (plan.of_oracle - batch.of_oracle).mean(axis=1)  # [num_batch]
     gain = plan.speedup.mean(axis=1)  # [num_batch]
-    steps = [math.floor(float(e) / EDGE_RESOLUTION + 1e-9) for e in edge]  # [num_batch]
-    best = max(range(len(t.batch_sizes)), key=lambda i: (steps[i], round(float(gain[i]), 6), -i))
+    best = max(range(len(t.batch_sizes)), key=lambda i: (round(float(edge[i]), 6),
+                                                         round(float(gain[i]), 6), -i))
     return int(t.batch_sizes[best])
 
 
