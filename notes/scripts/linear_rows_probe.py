@@ -4,7 +4,7 @@ blocked (prepacked) weight — the engine's path —, oneDNN on the plain weight
 plus the int8 draft's kernel (`Int8Linear`). Rows = tokens in the step (B x (K + 1) for a
 verify). Kernels interleaved per round, medians; ms per forward.
 
-  .venv/bin/python notes/scripts/linear_rows_probe.py [--rows 1,4,6,8,16,24] [--rounds 5]"""
+  .venv/bin/python notes/scripts/linear_rows_probe.py [--rows 1,4,6,8,16,24] [--rounds 5] [--threads 1]"""
 import argparse
 import statistics
 import time
@@ -20,7 +20,10 @@ p = argparse.ArgumentParser()
 p.add_argument("--rows", default="1,4,6,8,16,24")
 p.add_argument("--rounds", type=int, default=5)
 p.add_argument("--kinds", default="packed,plain,mkl,int8")
+p.add_argument("--threads", type=int, default=0, help="torch threads (0: the default)")
 args = p.parse_args()
+if args.threads:
+    torch.set_num_threads(args.threads)
 torch.manual_seed(0)
 ws = [torch.randn(n, k) * 0.02 for n, k in SHAPES]
 kinds = args.kinds.split(",")

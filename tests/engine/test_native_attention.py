@@ -12,6 +12,28 @@ from specsched.engine.layers.attention import build_metadata, ragged_attention, 
 TOL = 2e-5
 
 
+@pytest.fixture(autouse=True)
+def kernel_on_every_isa(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel is tested wherever it builds, also where attention would not prefer it
+    (AVX2-only CPUs: `cpu_kernels.preferred`)."""
+    monkeypatch.setattr(cpu_kernels, "preferred", lambda: True)
+
+
+def test_attention_prefers_the_kernel_only_with_avx512(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+    avx512 = bool(torch.cpu.get_capabilities().get("avx512_f"))
+    assert cpu_kernels.preferred() is avx512
+    calls: list[int] = []
+    real = cpu_kernels.ragged_attention_cpu
+    monkeypatch.setattr(cpu_kernels, "ragged_attention_cpu",
+                        lambda *a: calls.append(1) or real(*a))
+    for prefer in (False, True):
+        monkeypatch.setattr(cpu_kernels, "preferred", lambda p=prefer: p)
+        compare([0], [300], [4], 9, 3, 64)
+    q, k = torch.zeros(1, 1, 64), torch.zeros(1, 1, 1, 64)
+    assert calls == ([1] if cpu_kernels.available(q, k) else [])
+
+
 def kernel_or_skip(head_dim: int) -> None:
     q, k = torch.zeros(1, 1, head_dim), torch.zeros(1, 1, 1, head_dim)
     if not cpu_kernels.available(q, k):

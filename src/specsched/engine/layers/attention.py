@@ -6,7 +6,8 @@ start_i .. start_i + q_i - 1 in slot `slot_ids[i]`, flattened sequence-major to 
 
 Cost. Attention work and memory traffic scale with **Σ_i q_i x ctx_i (Σctx for decode)**, not
 with B x max ctx. Paths, chosen per step:
-- native kernel (`cpu_kernels.ragged_attention_cpu`, CPU fp32): every sequence whose G x q
+- native kernel (`cpu_kernels.ragged_attention_cpu`, CPU fp32 with AVX-512: `cpu_kernels.
+  preferred`): every sequence whose G x q
   query rows fit (decode, speculative verify) in ONE call per layer, reading only its own
   `k_cache[slot_i, :, :ctx_i]`; its per-context-token cost is the same for q = 1 and any
   G x q <= 16 (the query rows are vector lanes). Sequences with longer q (prefill chunks) in the
@@ -78,7 +79,7 @@ def ragged_attention(
     scale: float,
 ) -> torch.Tensor:  # [T, Hq, D]
     """Causal GQA attention of each sequence's new queries against its own cached keys."""
-    if not cpu_kernels.available(q, k_cache):
+    if not (cpu_kernels.available(q, k_cache) and cpu_kernels.preferred()):
         return sdpa_attention(q, k_cache, v_cache, meta, scale)
     meta.check_cache(k_cache)
     num_heads, num_kv_heads = q.shape[1], k_cache.shape[1]

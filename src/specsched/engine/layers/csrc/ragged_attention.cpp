@@ -32,6 +32,16 @@ static_assert(D % 16 == 0, "head_dim must be a multiple of 16");
 constexpr int SUB = 256;       // keys per sub-chunk (scores buffer on the stack)
 constexpr int MAX_NV = 4;      // at most 64 query rows (G * qlen) per sequence
 constexpr float NEG = -1e30f;  // masked score (finite: no inf arithmetic)
+// Register budget: a 16-float vector is one AVX-512 register (32 of them) but two AVX2 ones (16
+// of them). With AVX-512 the score loop keeps 8 keys x NV vectors live and P V 6 rows; with only
+// AVX2 that spilled to the stack on every FMA (measured 5.6x slower than SDPA on an AVX2-only
+// EPYC), so there it keeps fewer keys and rows live.
+#if defined(__AVX512F__)
+constexpr bool WIDE_REGS = true;
+#else
+constexpr bool WIDE_REGS = false;
+#endif
+constexpr int PV_BLOCK = WIDE_REGS ? 6 : 1;  // query rows per streamed pass over V
 
 typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t i16v __attribute__((vector_size(64)));
@@ -40,9 +50,40 @@ static inline v16 vload(const float* p) { v16 x; std::memcpy(&x, p, sizeof x); r
 static inline void vstore(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
 static inline v16 vb(float a) { return v16{a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
 
+// Selects: GCC scalarizes `?:` on vectors wider than the CPU's registers (AVX2: 16 floats = two
+// registers; measured: the whole kernel 5.6x slower than SDPA on an AVX2-only EPYC), so without
+// AVX-512 a select runs as two register-wide halves.
+#if defined(__AVX512F__)
+static inline v16 vmax(v16 a, v16 b) { return a > b ? a : b; }
+static inline v16 vsel_le(v16 x, v16 y, v16 a, v16 b) { return x <= y ? a : b; }  // x<=y ? a:b
+static inline v16 vsel_gt(v16 x, v16 y, v16 a, v16 b) { return x > y ? a : b; }  // x>y ? a:b
+#else
+typedef float v8 __attribute__((vector_size(32)));
+struct halves { v8 lo, hi; };
+static inline halves split(v16 x) { halves h; std::memcpy(&h, &x, sizeof h); return h; }
+static inline v16 join(v8 lo, v8 hi) {
+    halves h{lo, hi};
+    v16 x;
+    std::memcpy(&x, &h, sizeof x);
+    return x;
+}
+static inline v16 vmax(v16 a, v16 b) {
+    const halves x = split(a), y = split(b);
+    return join(x.lo > y.lo ? x.lo : y.lo, x.hi > y.hi ? x.hi : y.hi);
+}
+static inline v16 vsel_le(v16 x, v16 y, v16 a, v16 b) {
+    const halves hx = split(x), hy = split(y), ha = split(a), hb = split(b);
+    return join(hx.lo <= hy.lo ? ha.lo : hb.lo, hx.hi <= hy.hi ? ha.hi : hb.hi);
+}
+static inline v16 vsel_gt(v16 x, v16 y, v16 a, v16 b) {
+    const halves hx = split(x), hy = split(y), ha = split(a), hb = split(b);
+    return join(hx.lo > hy.lo ? ha.lo : hb.lo, hx.hi > hy.hi ? ha.hi : hb.hi);
+}
+#endif
+
 // exp(x) for x <= 0 (Cephes polynomial, ~1 ulp); x < -87 gives ~0.
 static inline v16 vexp(v16 x) {
-    x = x < vb(-87.0f) ? vb(-87.0f) : x;
+    x = vmax(x, vb(-87.0f));
     const v16 n = (x * vb(1.44269504088896341f) + vb(12582912.0f)) - vb(12582912.0f);
     const v16 r = x - n * vb(0.693359375f) + n * vb(2.12194440e-4f);
     v16 p = vb(1.9875691500e-4f);
@@ -80,7 +121,7 @@ static inline void pv_rows(const float* P, int rp, int r0, int n, const float* v
 
 static void pv(const float* P, int rp, int rows, int n, const float* v, float* o) {
     int r0 = 0;
-    for (; r0 + 6 <= rows; r0 += 6) pv_rows<6>(P, rp, r0, n, v, o);
+    for (; r0 + PV_BLOCK <= rows; r0 += PV_BLOCK) pv_rows<PV_BLOCK>(P, rp, r0, n, v, o);
     switch (rows - r0) {
         case 1: pv_rows<1>(P, rp, r0, n, v, o); break;
         case 2: pv_rows<2>(P, rp, r0, n, v, o); break;
@@ -98,7 +139,8 @@ static void item(int rows, const float* qT, const v16* jpos, int64_t start, cons
                  const float* v, int64_t c0, int64_t c1, float* out, float* m_out,
                  float* l_out) {
     constexpr int RP = 16 * NV;
-    constexpr int KU = NV <= 2 ? 8 : 4;  // keys per step: KU * NV independent accumulators
+    // keys per step: KU * NV independent accumulators
+    constexpr int KU = WIDE_REGS ? (NV <= 2 ? 8 : 4) : (NV == 1 ? 4 : (NV == 2 ? 2 : 1));
     alignas(64) float S[SUB * RP];
     alignas(64) float osub[RP * D];
     v16 m[NV], l[NV];
@@ -135,10 +177,10 @@ static void item(int rows, const float* qT, const v16* jpos, int64_t start, cons
                 const int64_t pos = b0 + t0 + e;
                 if (pos >= start) {  // causal: row r sees pos <= start + j(r)
                     const v16 rel = vb(float(pos - start));
-                    for (int u = 0; u < NV; u++) s[e][u] = rel <= jpos[u] ? s[e][u] : vb(NEG);
+                    for (int u = 0; u < NV; u++) s[e][u] = vsel_le(rel, jpos[u], s[e][u], vb(NEG));
                 }
                 for (int u = 0; u < NV; u++) {
-                    mb[u] = s[e][u] > mb[u] ? s[e][u] : mb[u];
+                    mb[u] = vmax(s[e][u], mb[u]);
                     vstore(S + ((t0 + e) * NV + u) * 16, s[e][u]);
                 }
             }
@@ -148,7 +190,7 @@ static void item(int rows, const float* qT, const v16* jpos, int64_t start, cons
         for (int t = 0; t < n; t++)
             for (int u = 0; u < NV; u++) {
                 const v16 s = vload(S + (t * NV + u) * 16);
-                const v16 p = s > vb(0.5f * NEG) ? vexp(s - mb[u]) : vb(0.f);
+                const v16 p = vsel_gt(s, vb(0.5f * NEG), vexp(s - mb[u]), vb(0.f));
                 lb[u] += p;
                 vstore(S + (t * NV + u) * 16, p);
             }
