@@ -32,16 +32,6 @@ static_assert(D % 16 == 0, "head_dim must be a multiple of 16");
 constexpr int SUB = 256;       // keys per sub-chunk (scores buffer on the stack)
 constexpr int MAX_NV = 4;      // at most 64 query rows (G * qlen) per sequence
 constexpr float NEG = -1e30f;  // masked score (finite: no inf arithmetic)
-// Register budget: a 16-float vector is one AVX-512 register (32 of them) but two AVX2 ones (16
-// of them). With AVX-512 the score loop keeps 8 keys x NV vectors live and P V 6 rows; with only
-// AVX2 that spilled to the stack on every FMA (measured 5.6x slower than SDPA on an AVX2-only
-// EPYC), so there it keeps fewer keys and rows live.
-#if defined(__AVX512F__)
-constexpr bool WIDE_REGS = true;
-#else
-constexpr bool WIDE_REGS = false;
-#endif
-constexpr int PV_BLOCK = WIDE_REGS ? 6 : 1;  // query rows per streamed pass over V
 
 typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t i16v __attribute__((vector_size(64)));
@@ -50,9 +40,10 @@ static inline v16 vload(const float* p) { v16 x; std::memcpy(&x, p, sizeof x); r
 static inline void vstore(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
 static inline v16 vb(float a) { return v16{a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
 
-// Selects: GCC scalarizes `?:` on vectors wider than the CPU's registers (AVX2: 16 floats = two
-// registers; measured: the whole kernel 5.6x slower than SDPA on an AVX2-only EPYC), so without
-// AVX-512 a select runs as two register-wide halves.
+// Selects: GCC 12 scalarizes `?:` on vectors wider than the CPU's registers (AVX2: 16 floats =
+// two registers), so without AVX-512 a select runs as two register-wide halves (-13 % kernel
+// time on an AVX2-only EPYC; the kernel stayed ~5x slower than SDPA there, so attention does not
+// prefer it on such CPUs: cpu_kernels.preferred).
 #if defined(__AVX512F__)
 static inline v16 vmax(v16 a, v16 b) { return a > b ? a : b; }
 static inline v16 vsel_le(v16 x, v16 y, v16 a, v16 b) { return x <= y ? a : b; }  // x<=y ? a:b
@@ -121,7 +112,7 @@ static inline void pv_rows(const float* P, int rp, int r0, int n, const float* v
 
 static void pv(const float* P, int rp, int rows, int n, const float* v, float* o) {
     int r0 = 0;
-    for (; r0 + PV_BLOCK <= rows; r0 += PV_BLOCK) pv_rows<PV_BLOCK>(P, rp, r0, n, v, o);
+    for (; r0 + 6 <= rows; r0 += 6) pv_rows<6>(P, rp, r0, n, v, o);
     switch (rows - r0) {
         case 1: pv_rows<1>(P, rp, r0, n, v, o); break;
         case 2: pv_rows<2>(P, rp, r0, n, v, o); break;
@@ -139,8 +130,7 @@ static void item(int rows, const float* qT, const v16* jpos, int64_t start, cons
                  const float* v, int64_t c0, int64_t c1, float* out, float* m_out,
                  float* l_out) {
     constexpr int RP = 16 * NV;
-    // keys per step: KU * NV independent accumulators
-    constexpr int KU = WIDE_REGS ? (NV <= 2 ? 8 : 4) : (NV == 1 ? 4 : (NV == 2 ? 2 : 1));
+    constexpr int KU = NV <= 2 ? 8 : 4;  // keys per step: KU * NV independent accumulators
     alignas(64) float S[SUB * RP];
     alignas(64) float osub[RP * D];
     v16 m[NV], l[NV];
