@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -186,6 +187,11 @@ def load_workload(source: str) -> WorkloadSpec:
     return workload_from_obj(obj, f"{show_text(source, 120)}: workload")
 
 
+def _nearest(points: Sequence[AcceptancePoint], ctx: int) -> AcceptancePoint:
+    """The measured context nearest `ctx` on a log scale."""
+    return min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
+
+
 def _deviations(point: AcceptancePoint) -> np.ndarray:  # [n, k] prefix-rate deviations
     mean = np.cumprod(np.asarray(point.a))
     return np.stack([np.cumprod(np.asarray(r)) - mean for r in point.requests])
@@ -203,7 +209,7 @@ def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: ra
     mean = prior_for_context(bound_points(points, quantile), ctx, max_k)  # [max_k] conditional
     if spread is not None:
         return tuple(float(x) for x in np.clip(mean + spread * rng.gauss(0.0, 1.0), 0.0, 1.0))
-    near = min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
+    near = _nearest(points, ctx)
     if len(near.requests) < 2:
         return tuple(float(x) for x in mean)
     dev = _deviations(near)[rng.randrange(len(near.requests))]  # [k]
@@ -219,7 +225,7 @@ def output_phases(profile: Profile, ctx: int, a: tuple[float, ...]) -> Phases:
     points = [p for p in profile.acceptance if p.by_output]
     if not a or not points:
         return ((0, a),)
-    near = min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
+    near = _nearest(points, ctx)
     k = min(len(a), len(near.a))
     seg_prefix = np.stack([np.cumprod(np.asarray(g.a[:k])) for g in near.by_output])  # [S, k]
     weights = np.asarray([g.verifies for g in near.by_output], dtype=np.float64)  # [S]
