@@ -147,3 +147,81 @@ def test_engine_results_are_json_lines(tiny: Path, tmp_path: Path) -> None:
     sampled = [x for x in lines if x.get("scenario") == "sampled"]
     assert sampled and all(not x["extra"]["greedy"] for x in sampled)
     assert all(x["metrics"]["num_output_tokens"] == 12 for x in sampled)
+
+
+WARM = """
+name: tiny-warm
+backend: engine
+backend_options: {{model: {model}, window: 8, threads: 1}}
+drafter: streaming
+replicates: 3
+warmup: 0
+baseline: no-spec
+arms:
+  - {{name: no-spec, k: 0}}
+  - {{name: cold, k: 2, per_request_k: true, policy: adaptive, adaptive: {{max_k: 3}}}}
+  - {{name: warm, k: 2, per_request_k: true, policy: adaptive, adaptive: {{max_k: 3}},
+     warm: true}}
+scenarios:
+  - {{name: short, kind: prefix_repetition, prefix_len: 16, suffix_len: 8, num_requests: 3,
+     concurrency: 3, output_len: 10}}
+  - {{name: pair, kind: batch, prompt_lens: [20, 40], output_len: 8}}
+"""
+
+
+def test_a_warm_arm_carries_its_policy_across_trials(tiny: Path, tmp_path: Path) -> None:
+    """`warm: true`: primed once per scenario by an unmeasured run, then the same policy object
+    runs every trial of that scenario (its step count only grows); a cold adaptive arm starts
+    fresh every trial; both stay lossless (greedy tokens equal no-spec's)."""
+    from specsched.bench.backends.base import TrialSpec
+    from specsched.bench.backends.engine import EngineBackend
+    from specsched.bench.load import load_experiment
+    from specsched.bench.workload import request_shapes
+    from specsched.policy import AdaptivePolicy
+
+    path = tmp_path / "warm.yaml"
+    path.write_text(WARM.format(model=tiny))
+    exp = load_experiment(path)
+    assert exp.arm("warm").warm and not exp.arm("cold").warm
+    backend = EngineBackend.from_options(dict(exp.backend_options))
+    scenario = exp.scenario("short")
+    shapes = request_shapes(scenario, 0)
+    steps: list[int] = []
+    hashes: dict[str, list[str]] = {}
+    for rep in range(3):
+        for arm in ("no-spec", "cold", "warm"):
+            res = backend.run_trial(TrialSpec(exp.arm(arm), scenario, shapes, rep, 0, False,
+                                              1000 + rep))
+            hashes.setdefault(arm, []).append(res.extra["output_hash"])
+            assert res.extra["warm"] == (arm == "warm")
+            assert res.extra["primed"] == (arm == "warm" and rep == 0)
+            if arm == "warm":
+                policy = backend._warm[("warm", "short")]
+                assert isinstance(policy, AdaptivePolicy)
+                steps.append(policy.num_steps)
+                assert policy.num_steps > (steps[-2] if rep else res.extra["num_spec_steps"])
+    assert ("cold", "short") not in backend._warm
+    assert hashes["warm"] == hashes["no-spec"] == hashes["cold"]
+    # another scenario gets its own primed policy
+    other = exp.scenario("pair")
+    res = backend.run_trial(TrialSpec(exp.arm("warm"), other, request_shapes(other, 0), 0, 0,
+                                      False, 7))
+    assert res.extra["primed"] and backend._warm[("warm", "pair")] is not policy
+
+
+def test_warm_needs_an_adaptive_arm_on_the_engine_backend(tmp_path: Path) -> None:
+    base = WARM.format(model="smollm2-135m")
+    bad = {
+        "`warm` needs `policy: adaptive`": base.replace(
+            "{name: no-spec, k: 0}", "{name: no-spec, k: 0, warm: true}"),
+        "`warm` must be true or false": base.replace("warm: true", "warm: 1"),
+        r"`warm` arms \(warm\) need backend engine": base.replace(
+            "backend: engine", "backend: simulated"),
+    }
+    from specsched.bench.load import load_experiment
+
+    for i, (msg, text) in enumerate(bad.items()):
+        path = tmp_path / f"bad{i}.yaml"
+        path.write_text(text)
+        with pytest.raises(UserError, match=msg):
+            load_experiment(path)

@@ -81,10 +81,17 @@ class Arm:
     # Anything else that makes this arm a different configuration (engine options, flags that the
     # server command carries besides the schedule). Arms with different options are never controls.
     options: tuple[tuple[str, Any], ...] = ()
+    # An adaptive arm measured as a long-running server: its policy (what it learned) carries
+    # from one trial of a scenario to the next, primed by one unmeasured trial on other text
+    # before the first (engine backend). False: a fresh policy every trial (a cold server).
+    warm: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
             raise UserError("arm: every arm needs a non-empty string `name`")
+        if self.warm and not self.policy.is_adaptive:
+            raise UserError(f"arm {self.name!r}: `warm` needs `policy: adaptive` (a static "
+                            "policy learns nothing to carry)")
 
     @property
     def max_emitted_k(self) -> int:
@@ -199,6 +206,10 @@ class Experiment:
             raise UserError(f"experiment: replicates must be >= 1, got {self.replicates}")
         if self.warmup < 0:
             raise UserError(f"experiment: warmup must be >= 0, got {self.warmup}")
+        warm = [a.name for a in self.arms if a.warm]
+        if warm and self.backend is not BackendKind.ENGINE:
+            raise UserError(f"experiment: `warm` arms ({', '.join(warm)}) need backend engine "
+                            "(a server's policy lives in the server)")
 
     def arm(self, name: str) -> Arm:
         for a in self.arms:

@@ -41,7 +41,7 @@ MAX_EXPERIMENT_BYTES = 4 * MiB
 TOP_KEYS = {"name", "arms", "scenarios", "baseline", "replicates", "warmup", "seed", "backend",
             "backend_options", "drafter"}
 ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max_k", "server",
-            "options", "policy", "adaptive"}
+            "options", "policy", "adaptive", "warm"}
 SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
                  "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling",
@@ -151,6 +151,9 @@ def parse_arm(obj: Any, index: int, base_dir: Path,
     if not isinstance(per_request, bool):
         raise UserError(f"{where}: `per_request_k` must be true or false")
     ctx_agg = _enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg")
+    warm = obj.get("warm", False)
+    if not isinstance(warm, bool):
+        raise UserError(f"{where}: `warm` must be true or false")
     policy = parse_policy(obj, schedule, ctx_agg, per_request, base_dir, where)
     zero = policy.max_k == 0  # never drafts: no drafter unless one is named
     drafter = obj.get("drafter", DrafterChoice.NONE if zero else default_drafter)
@@ -162,6 +165,7 @@ def parse_arm(obj: Any, index: int, base_dir: Path,
         drafter=drafter_choice(drafter),
         server=None if obj.get("server") is None else _server(obj["server"], f"{where}: server"),
         options=_options(obj.get("options"), f"{where}: options"),
+        warm=warm,
     )
 
 
@@ -261,6 +265,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 "drafter": a.drafter_label,
                 "per_request_k": a.policy.per_request_k,
                 **policy_to_obj(a.policy),
+                **({"warm": True} if a.warm else {}),  # absent when false: older hashes hold
                 "server": None if a.server is None else {
                     "base_url": a.server.base_url,
                     "command": list(a.server.command),

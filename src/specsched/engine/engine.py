@@ -34,7 +34,7 @@ from specsched.engine.spec.speculator import Drafts, Speculator, build_drafter
 from specsched.engine.spec.verify import VerifyResult, verify_greedy, verify_sampling
 from specsched.engine.stats import RunStats, StepStats
 from specsched.errors import UserError
-from specsched.policy import AdaptivePolicy, freeze_schedule
+from specsched.policy import AdaptivePolicy, KPolicy, freeze_schedule
 from specsched.schedule import Schedule
 
 DTYPES: dict[str, torch.dtype] = {
@@ -80,17 +80,21 @@ class LLMEngine:
     def drafter(self) -> Drafter | None:
         return self.speculator.drafter
 
-    def set_speculative(self, speculative: SpeculativeConfig | None) -> None:
+    def set_speculative(self, speculative: SpeculativeConfig | None,
+                        policy: KPolicy | None = None) -> None:
         """Swap the speculative config between runs (no request may be in flight); reuses the
-        weights, KV cache and prefix cache (benchmarks compare arms on one engine)."""
+        weights, KV cache and prefix cache (benchmarks compare arms on one engine). `policy`:
+        a K policy built earlier from this config's `policy` that keeps what it learned (a warm
+        server); None: a fresh one."""
         if self.has_unfinished():
             raise UserError("cannot change the speculative config while requests are running")
-        self.speculator = self._speculator(speculative)
+        self.speculator = self._speculator(speculative, policy)
 
-    def _speculator(self, speculative: SpeculativeConfig | None) -> Speculator:
+    def _speculator(self, speculative: SpeculativeConfig | None,
+                    policy: KPolicy | None = None) -> Speculator:
         spec = speculative or NO_SPECULATION
         drafter = build_drafter(spec, self.cfg, self.model, self.kv, DTYPES[self.cfg.dtype])
-        return Speculator(spec, self.cfg, drafter)
+        return Speculator(spec, self.cfg, drafter, policy)
 
     def learned_schedule(self) -> Schedule | None:
         """What an adaptive K policy learned so far, frozen into a 5-item schedule (None for a

@@ -11,6 +11,10 @@ step's tokens arrive as one chunk, as a server streams them), the K histogram, a
 draft position, the draft / verify / overhead time split and a hash of the output tokens (greedy
 arms must produce identical tokens: `bench.canary` flags arms that differ from the baseline).
 
+A `warm` adaptive arm keeps its policy from one trial of a scenario to the next (a long-running
+server: what it learned about the machine's costs and the cells' acceptance stays; requests are
+new), primed before its first trial by one unmeasured run of the scenario's shapes on other text.
+
 Prefill is kept out of the comparison: prompts not seen before are first prefilled untimed
 (`warm_prefix`), so the timed run reads them from the prefix cache. `vary_text: false` keeps one
 text per scenario for every replicate (one long prefill per scenario instead of one per
@@ -36,6 +40,7 @@ from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import DrafterKind, SpeculativeConfig, parse_drafter
 from specsched.errors import UserError
 from specsched.io import check_keys, dataclass_from_mapping
+from specsched.policy import KPolicy
 
 # `backend_options` keys that make up the backend's drafter (`EngineOptions.speculative`):
 # `drafter` (its spelling) and these `SpeculativeConfig` fields
@@ -124,6 +129,7 @@ class EngineBackend:
         self.options = options
         self.llm = llm
         self._pieces: list[int] | None = None
+        self._warm: dict[tuple[str, str], KPolicy] = {}  # (arm, scenario) -> a warm arm's policy
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> EngineBackend:
@@ -148,6 +154,7 @@ class EngineBackend:
             max_num_batched_tokens=o.max_num_batched_tokens, num_threads=o.threads,
         )
         self._pieces = None
+        self._warm.clear()  # a new engine numbers requests from 0 again: a new server
         return self.llm
 
     def _prompts(self, llm: LLM, trial: TrialSpec) -> list[list[int]]:
@@ -163,10 +170,12 @@ class EngineBackend:
         longest = max(s.num_prompt_tokens for s in trial.shapes)
         llm = self._engine_for(slots, longest + scenario.output_len + trial.arm.max_emitted_k + 8)
         prompts = self._prompts(llm, trial)
+        spec = speculative_config(trial.arm, self.options)
+        policy, primed = self._warm_policy(llm, trial, spec)  # before the prefill: a priming
+        # run's prompts must not evict the measured ones from the prefix cache
         # untimed prefill of the prompts the prefix cache does not hold yet
         warmed = self.options.warm_prefix and warm_prefix(llm.engine, prompts, slots)
-        spec = speculative_config(trial.arm, self.options)
-        llm.engine.set_speculative(spec)
+        llm.engine.set_speculative(spec, policy)
         params = [sampling_params(scenario, trial.seed, i) for i in range(len(prompts))]
         res = drive(llm.engine, prompts, params, concurrency=slots)
         requests = []
@@ -181,6 +190,8 @@ class EngineBackend:
                 submit_s=submitted - res.start_s,
             ))
         st = res.stats
+        if policy is not None:  # what it learned in this trial too carries to the next
+            self._warm[(trial.arm.name, scenario.name)] = llm.engine.speculator.policy
         learned = llm.engine.learned_schedule()  # an adaptive arm's learned grid, else None
         extra = {
             "engine": "specsched",
@@ -190,6 +201,8 @@ class EngineBackend:
             "drafter": "none" if spec is None else spec.drafter_label,
             "window": None if spec is None else spec.window,
             "policy": "static" if spec is None else spec.policy.kind.value,
+            "warm": policy is not None,  # a policy carried over (primed by an unmeasured run)
+            "primed": primed,  # this trial's policy was primed just before it (first trial)
             "learned_schedule": None if learned is None else learned.entries(5),
             "greedy": scenario.sampling.temperature == 0.0,
             "output_hash": output_hash([s.output_token_ids for s in res.seqs]),
@@ -208,5 +221,30 @@ class EngineBackend:
         }
         return TrialResult(tuple(requests), res.wall_s, dict(st.k_histogram), extra)
 
+    def _warm_policy(self, llm: LLM, trial: TrialSpec,
+                     spec: SpeculativeConfig | None) -> tuple[KPolicy | None, bool]:
+        """A `warm` arm's policy: the one its last trial of this scenario left, or the first
+        time a fresh one primed by one unmeasured run of the scenario's shapes on other text
+        (another seed). (None, False) for other arms: they get a fresh policy every trial."""
+        if not trial.arm.warm or spec is None:
+            return None, False
+        key = (trial.arm.name, trial.scenario.name)
+        if key in self._warm:
+            return self._warm[key], False
+        if self._pieces is None:
+            self._pieces = llm.corpus_token_ids()
+        seed = zlib.crc32(f"prime:{trial.seed}".encode())
+        prompts = build_prompts(trial.shapes, self._pieces, seed)
+        slots = trial.scenario.batch_size
+        if self.options.warm_prefix:
+            warm_prefix(llm.engine, prompts, slots)
+        policy = spec.policy.build()
+        llm.engine.set_speculative(spec, policy)
+        params = [sampling_params(trial.scenario, seed, i) for i in range(len(prompts))]
+        drive(llm.engine, prompts, params, concurrency=slots)
+        self._warm[key] = policy
+        return policy, True
+
     def close(self) -> None:
         self.llm = None
+        self._warm.clear()

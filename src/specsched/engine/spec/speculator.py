@@ -28,7 +28,7 @@ from specsched.engine.spec.drafters.ngram import NgramConfig, NgramDrafter
 from specsched.engine.spec.drafters.streaming import StreamingDrafter
 from specsched.engine.stats import FIXED_CTX_BUCKETS
 from specsched.errors import UserError
-from specsched.policy import BatchState, KDecision, StepOutcome, draft_room
+from specsched.policy import BatchState, KDecision, KPolicy, StepOutcome, draft_room
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +97,12 @@ class Speculator:
     """Owns the drafter and the K policy; the engine asks it for K and drafts every step."""
 
     def __init__(self, cfg: SpeculativeConfig | None, engine_cfg: EngineConfig,
-                 drafter: Drafter | None) -> None:
+                 drafter: Drafter | None, policy: KPolicy | None = None) -> None:
         self.cfg = cfg or NO_SPECULATION
         self.max_model_len = engine_cfg.max_model_len
         self.drafter = drafter
-        self.policy = self.cfg.policy.build()
+        # a policy carried over from an earlier run (what it learned stays), else a fresh one
+        self.policy = policy if policy is not None else self.cfg.policy.build()
         self.enabled = self.cfg.enabled and drafter is not None
 
     @property
