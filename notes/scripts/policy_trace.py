@@ -50,8 +50,8 @@ import specsched.engine.engine as E
 
 orig = E.LLMEngine.set_speculative
 recs = []
-def patched(self, spec):
-    orig(self, spec)
+def patched(self, spec, policy=None):
+    orig(self, spec, policy)
     sp = getattr(self, "speculator", None)
     if sp is not None and getattr(sp, "policy", None) is not None:
         r = Rec(sp.policy); sp.policy = r; recs.append(r)
@@ -67,7 +67,10 @@ for rep in range(reps):
         summary.setdefault(a, []).append(res.wall_s)
         print(f"{a:12s} rep{rep} wall {res.wall_s:.2f} steps {res.extra['num_steps']} k {res.k_histogram}", flush=True)
         if "-v" in sys.argv and recs:
-            for s in recs[-1].log:
+            for s in [s for r in recs[:-1] for s in r.log] + [None] + recs[-1].log:
+                if s is None:  # a warm arm's priming run (and earlier trials) end here
+                    print("    -- measured --") if len(recs) > 1 else None
+                    continue
                 print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "")
 base = sum(summary[arms[0]])/len(summary[arms[0]])
 for a, w in summary.items():

@@ -82,6 +82,15 @@ class AdaptivePolicy:
     def max_k(self) -> int:
         return self.cfg.max_k
 
+    def _shape(self, x: np.ndarray) -> float:  # x [F]
+        """The step cost whose SHAPE in K the trust region checks: the profile's fit where there
+        is one (fixed: how much dearer depth k is than K = 1 moves little between machines and
+        minutes, while the online model, pulled from a prior twice the machine's time, cuts its
+        per-draft terms faster than its base for a few dozen steps and then under-predicts
+        depth), else the online model."""
+        prior = self.cfg.cost_prior
+        return self.cost.predict(x) if prior is None else prior.predict(x)
+
     # -- estimates ------------------------------------------------------------------------------
     def _request(self, rid: Hashable) -> _Request:
         req = self.requests.get(rid)
@@ -287,9 +296,8 @@ class AdaptivePolicy:
             return
         x = step_features(ctx, drafted, outcome.num_prefill_tokens)
         if pending is not None:
-            self._trust.observe(pending[0], outcome, seconds, lambda ks: self.cost.predict(
-                step_features(ctx, ks, outcome.num_prefill_tokens)),
-                self.cell_state[pending[0]].steps)
+            self._trust.observe(pending[0], outcome, seconds, x, self._shape,
+                                self.cell_state[pending[0]].steps)
         nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from specsched.policy.adaptive_config import Cell, cell_of
 from specsched.policy.adaptive_guard import MAX_BACKOFF
 from specsched.policy.batch import StepOutcome
@@ -26,6 +28,8 @@ JUDGE_STEPS = 3  # steps at a depth before an overrun is believed (unless it is 
 CLEAR_LOSS = 0.8  # one step over 1 / 0.8 = 1.25x the model's time is an overrun at once
 TRUST_COOLDOWN = 12  # cell steps a depth stays capped the first time (doubling per repeat)
 JUDGE_DECAY = 0.8  # weight of a depth's older steps per new one
+
+Predict = Callable[[np.ndarray], float]  # the step cost model: features [F] -> seconds
 
 
 def verified_depth(steps: Sequence[tuple[int, float, float]]) -> int:
@@ -97,9 +101,18 @@ class TrustRegion:
     step look like an overrun, and a cell that opened at the profile's depth 4 capped K = 3 and
     then K = 2 on their first steps and ran K = 1 for 24 steps (the K <= 5 grid of 2026-12-02,
     B=4 x ctx 4096, replicate 3: K = 1 took 295 ms where the model said ~220).
+    Both sides of that ratio come from the SAME model, the one of the step being judged: the
+    cell's K = 1 steps are kept as decayed sums of their features and measured seconds and
+    re-predicted when a deeper step is judged (the model is linear in the features). Until
+    2026-12-02 the K = 1 side was the model's time when those steps ran: on a machine twice as
+    fast as its profile (an AVX-512 EPYC under a Xeon's profile) the first K = 1 step was
+    judged against the untrained prior (119 ms said, 53 ms measured), the model then learned
+    the machine, and every deeper step looked 2x dearer than that stale reference: the cell
+    capped K = 4, 3, 2 in turn while accepting every draft and ran K = 1 for 40 steps.
     """
 
-    __slots__ = ("_evidence", "_reference", "ceiling", "cooldown", "until", "verified")
+    __slots__ = ("_evidence", "_ref_seconds", "_ref_x", "ceiling", "cooldown", "until",
+                 "verified")
 
     def __init__(self) -> None:
         self.verified = 0  # deepest K that paid
@@ -107,24 +120,35 @@ class TrustRegion:
         self.until = 0
         self.cooldown = TRUST_COOLDOWN
         self._evidence: dict[int, _DepthEvidence] = {}
-        self._reference = _DepthEvidence()  # the cell's K = 1 steps
+        # the cell's K = 1 steps: decayed sums of measured seconds and of their features
+        self._ref_seconds = 0.0
+        self._ref_x: np.ndarray | None = None  # [F]
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
         return min(cap, max(self.ceiling, 1)) if steps < self.until else cap
 
-    def timed(self, k: int, seconds: float, model_seconds: float, steps: int) -> None:
-        """A step drafting k deep took `seconds`; the cost model had said `model_seconds`.
-        K = 1 is not judged here (the guard weighs drafting against not drafting with measured
-        steps of both)."""
+    def _speed(self, predict: Predict) -> float:
+        """The model's time for the cell's recent K = 1 steps over their measured time (1
+        without K = 1 steps: depths are then judged on absolute time)."""
+        if self._ref_x is None or self._ref_seconds <= 0:
+            return 1.0
+        return predict(self._ref_x) / self._ref_seconds
+
+    def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int) -> None:
+        """A step drafting k deep took `seconds`; x [F] its features, `predict` the cost model
+        as it was before this step (seconds for features; linear). K = 1 is not judged here
+        (the guard weighs drafting against not drafting with measured steps of both)."""
         if k < 2:
             self.verified = max(self.verified, k)
             if k == 1:
-                self._reference.add(seconds, model_seconds)
+                d = JUDGE_DECAY
+                self._ref_seconds = self._ref_seconds * d + seconds
+                self._ref_x = x.copy() if self._ref_x is None else self._ref_x * d + x
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
-        ev.add(seconds, model_seconds)
-        ratio = ev.ratio / self._reference.ratio  # 1 / 1 without K = 1 steps: absolute
+        ev.add(seconds, predict(x) / self._speed(predict))  # the model's time at K = 1's speed
+        ratio = ev.ratio
         if ratio >= 1.0 - TRUST_MARGIN:
             self.verified = max(self.verified, k)
         elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
@@ -178,12 +202,12 @@ class TrustRegions:
         trust = self._cells.get(cell)
         return max_k if trust is None else min(max_k, trust.cap(steps))
 
-    def observe(self, cell: Cell, outcome: StepOutcome, seconds: float,
-                model_seconds: Callable[[list[int]], float], steps: int) -> None:
+    def observe(self, cell: Cell, outcome: StepOutcome, seconds: float, x: np.ndarray,
+                predict: Predict, steps: int) -> None:
         """A measured step of `cell` that drafted: did its deepest K cost what the model said?
-        `model_seconds` is the cost model's time for a K per request (before this step)."""
+        x [F]: the step's features; `predict`: the cost model before this step."""
         trust = self._cells.get(cell)
         drafted = [r.num_spec_tokens for r in outcome.requests]
         if trust is None or not drafted or max(drafted) == 0:
             return
-        trust.timed(max(drafted), seconds, model_seconds(drafted), steps)
+        trust.timed(max(drafted), seconds, x, predict, steps)
