@@ -454,6 +454,24 @@ def test_the_k1_reference_is_re_predicted_by_the_model_that_judges() -> None:
     assert dear.cap(2) == 1
 
 
+def test_a_depth_that_pays_after_its_cap_resets_the_back_off() -> None:
+    """Two caps in a row double the cooldown (12 -> 24 -> 48); a capped depth that later costs
+    what the model says resets it, so the next (false) cap lasts 12 cell steps, not 48."""
+    from specsched.policy.adaptive_trust import TRUST_COOLDOWN, TrustRegion
+
+    trust = TrustRegion()
+    trust.timed(1, 0.10, *fixed(0.10), steps=0)
+    trust.timed(3, 0.20, *fixed(0.14), steps=1)  # 1.43x: capped below 3 at once
+    assert trust.cap(2) == 2 and trust.until == 1 + TRUST_COOLDOWN
+    trust.timed(2, 0.20, *fixed(0.12), steps=2)  # capped again: below 2, twice as long
+    assert trust.until == 2 + 2 * TRUST_COOLDOWN and trust.cooldown == 4 * TRUST_COOLDOWN
+    trust.timed(2, 0.12, *fixed(0.12), steps=40)  # after the cooldown depth 2 pays
+    trust.timed(3, 0.14, *fixed(0.14), steps=41)  # and depth 3
+    assert trust.cap(42) == 4 and trust.cooldown == TRUST_COOLDOWN
+    trust.timed(4, 0.30, *fixed(0.16), steps=42)
+    assert trust.until == 42 + TRUST_COOLDOWN
+
+
 def test_a_machine_twice_as_fast_as_its_profile_drafts_deep() -> None:
     """Simulator: the truth costs half of what the profile's model says (FAST halved), two
     sequential 64-token requests at B=1, deep drafts pay. The cell opens at the profile's depth

@@ -93,7 +93,9 @@ class TrustRegion:
     the superlinear B=16 simulator case 3 %). A depth that did not pay caps the cell below k
     for TRUST_COOLDOWN of its steps (doubling with each repeat, up to MAX_BACKOFF x; K = 1 stays
     allowed: the guard judges drafting at all), after which a model that learned from those
-    steps may try k again.
+    steps may try k again. A depth above the last ceiling that then pays resets the back-off:
+    in a long-lived policy (a server; the grid's warm arm) one-step false caps on a noisy VM
+    otherwise add up to 48-step cooldowns that hold a well-accepting cell at K = 1.
     A depth is judged relative to the cell's K = 1 steps (the model's time over the measured
     time at k, divided by the same at K = 1, when the cell has K = 1 steps): the question is
     whether the EXTRA cost of drafting deeper is what the model says. On this VM the whole step
@@ -101,14 +103,15 @@ class TrustRegion:
     step look like an overrun, and a cell that opened at the profile's depth 4 capped K = 3 and
     then K = 2 on their first steps and ran K = 1 for 24 steps (the K <= 5 grid of 2026-12-02,
     B=4 x ctx 4096, replicate 3: K = 1 took 295 ms where the model said ~220).
-    Both sides of that ratio come from the SAME model, the one of the step being judged: the
-    cell's K = 1 steps are kept as decayed sums of their features and measured seconds and
-    re-predicted when a deeper step is judged (the model is linear in the features). Until
-    2026-12-02 the K = 1 side was the model's time when those steps ran: on a machine twice as
-    fast as its profile (an AVX-512 EPYC under a Xeon's profile) the first K = 1 step was
-    judged against the untrained prior (119 ms said, 53 ms measured), the model then learned
-    the machine, and every deeper step looked 2x dearer than that stale reference: the cell
-    capped K = 4, 3, 2 in turn while accepting every draft and ran K = 1 for 40 steps.
+    Both sides of that ratio come from ONE model (`Predict`, the caller's: the profile's fit
+    where there is one, fixed, else the online model): the cell's K = 1 steps are kept as
+    decayed sums of their features and measured seconds and re-predicted when a deeper step is
+    judged (the model is linear in the features). Until 2026-12-02 the K = 1 side was the
+    online model's time when those steps ran: on a machine twice as fast as its profile (an
+    AVX-512 EPYC under a Xeon's profile) the first K = 1 step was judged against the untrained
+    prior (119 ms said, 53 ms measured), the model then learned the machine, and every deeper
+    step looked 2x dearer than that stale reference: the cell capped K = 4, 3, 2 in turn while
+    accepting every draft and ran K = 1 for 40 steps.
     """
 
     __slots__ = ("_evidence", "_ref_seconds", "_ref_x", "ceiling", "cooldown", "until",
@@ -151,6 +154,8 @@ class TrustRegion:
         ratio = ev.ratio
         if ratio >= 1.0 - TRUST_MARGIN:
             self.verified = max(self.verified, k)
+            if k > self.ceiling:  # the depth once capped paid after all: the back-off resets
+                self.cooldown = TRUST_COOLDOWN
         elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
             self.ceiling, self.until = k - 1, steps + self.cooldown
             self.cooldown = min(self.cooldown * 2, TRUST_COOLDOWN * MAX_BACKOFF)
