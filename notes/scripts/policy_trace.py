@@ -51,7 +51,7 @@ import specsched.engine.engine as E
 orig = E.LLMEngine.set_speculative
 recs = []
 def patched(self, spec, policy=None):
-    orig(self, spec, policy)
+    orig(self, spec, policy.p if isinstance(policy, Rec) else policy)  # a warm arm's, unwrapped
     sp = getattr(self, "speculator", None)
     if sp is not None and getattr(sp, "policy", None) is not None:
         r = Rec(sp.policy); sp.policy = r; recs.append(r)

@@ -472,6 +472,24 @@ def test_a_depth_that_pays_after_its_cap_resets_the_back_off() -> None:
     assert trust.until == 42 + TRUST_COOLDOWN
 
 
+def test_a_first_draft_step_may_verify_a_depth_but_not_cap_it() -> None:
+    """B=4 x ctx 512 on the AVX-512 EPYC, a warm policy: the first drafting step of each new
+    wave ran 1.36x its mates' next steps (106 vs 78 ms at K = 2) and capped the cell at once,
+    for 12, then 24, then 48 cell steps of K = 1 while every draft was accepted."""
+    from specsched.policy.adaptive_trust import TrustRegion
+
+    trust = TrustRegion()
+    trust.verified = 2
+    trust.timed(1, 0.060, *fixed(0.060), steps=0)
+    trust.timed(2, 0.106, *fixed(0.078), steps=1, may_cap=False)  # a new wave's first draft
+    assert trust.cap(2) == 3 and trust.until == 0
+    trust.timed(3, 0.090, *fixed(0.092), steps=2, may_cap=False)  # as predicted: verifies
+    assert trust.verified == 3
+    trust.timed(1, 0.200, *fixed(0.060), steps=3, may_cap=False)  # not a speed reference
+    trust.timed(2, 0.106, *fixed(0.078), steps=4)  # the same step, judged: capped
+    assert trust.cap(5) == 1
+
+
 def test_a_machine_twice_as_fast_as_its_profile_drafts_deep() -> None:
     """Simulator: the truth costs half of what the profile's model says (FAST halved), two
     sequential 64-token requests at B=1, deep drafts pay. The cell opens at the profile's depth

@@ -138,13 +138,19 @@ class TrustRegion:
             return 1.0
         return predict(self._ref_x) / self._ref_seconds
 
-    def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int) -> None:
+    def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int,
+              may_cap: bool = True) -> None:
         """A step drafting k deep took `seconds`; x [F] its features, `predict` the cost model
         as it was before this step (seconds for features; linear). K = 1 is not judged here
-        (the guard weighs drafting against not drafting with measured steps of both)."""
+        (the guard weighs drafting against not drafting with measured steps of both).
+        `may_cap` False: a step known to be dearer for another reason (a request's first
+        draft) counts only if it verifies depth k on its own."""
+        if not may_cap and k >= 2 and predict(x) / self._speed(predict) < (
+                1.0 - TRUST_MARGIN) * seconds:
+            return
         if k < 2:
             self.verified = max(self.verified, k)
-            if k == 1:
+            if k == 1 and may_cap:  # (a first draft's K = 1 step is no speed reference)
                 d = JUDGE_DECAY
                 self._ref_seconds = self._ref_seconds * d + seconds
                 self._ref_x = x.copy() if self._ref_x is None else self._ref_x * d + x
@@ -208,11 +214,12 @@ class TrustRegions:
         return max_k if trust is None else min(max_k, trust.cap(steps))
 
     def observe(self, cell: Cell, outcome: StepOutcome, seconds: float, x: np.ndarray,
-                predict: Predict, steps: int) -> None:
+                predict: Predict, steps: int, may_cap: bool = True) -> None:
         """A measured step of `cell` that drafted: did its deepest K cost what the model said?
-        x [F]: the step's features; `predict`: the cost model before this step."""
+        x [F]: the step's features; `predict`: the cost model before this step; `may_cap`:
+        see `TrustRegion.timed`."""
         trust = self._cells.get(cell)
         drafted = [r.num_spec_tokens for r in outcome.requests]
         if trust is None or not drafted or max(drafted) == 0:
             return
-        trust.timed(max(drafted), seconds, x, predict, steps)
+        trust.timed(max(drafted), seconds, x, predict, steps, may_cap)
