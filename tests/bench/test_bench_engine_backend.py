@@ -149,15 +149,8 @@ def test_engine_results_are_json_lines(tiny: Path, tmp_path: Path) -> None:
     assert all(x["metrics"]["num_output_tokens"] == 12 for x in sampled)
 
 
-WARM = """
-name: tiny-warm
-backend: engine
-backend_options: {{model: {model}, window: 8, threads: 1}}
-drafter: streaming
-replicates: 3
-warmup: 0
-baseline: no-spec
-arms:
+WARM = EXPERIMENT.split("arms:")[0].replace("tiny-engine", "tiny-warm").replace(
+    "replicates: 2", "replicates: 3").replace("warmup: 1", "warmup: 0") + """arms:
   - {{name: no-spec, k: 0}}
   - {{name: cold, k: 2, per_request_k: true, policy: adaptive, adaptive: {{max_k: 3}}}}
   - {{name: warm, k: 2, per_request_k: true, policy: adaptive, adaptive: {{max_k: 3}},

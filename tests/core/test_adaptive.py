@@ -68,6 +68,13 @@ def fixed(model_seconds: float) -> tuple[np.ndarray, Any]:
     return np.array([model_seconds]), lambda x: float(x[0])
 
 
+def profiled_fast() -> StepCostModel:
+    """FAST as a profile's fit over B {1, 4} x ctx {512, 4096} that verified depth 4 there."""
+    points = tuple((b, c, 4) for b in (1, 4) for c in (512, 4096))
+    return dataclasses.replace(FAST, batch_range=(1, 4), ctx_range=(512, 4096),
+                               verified_depths=points)
+
+
 def workload(n: int, conc: int, ctx: int, out: int, a: float) -> Workload:
     return Workload(tuple(SimRequest(ctx, out, ((0, (a,) * 4),)) for _ in range(n)), conc,
                     prefill_tokens=1)
@@ -386,9 +393,7 @@ def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -
     statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), FAST, seed=s,
                                  noise=0.05).goodput for s in seeds]) for k in range(5)]
     assert int(np.argmax(statics)) >= 3  # the setup: deep drafts pay
-    points = tuple((b, c, 4) for b in (1, 4) for c in (512, 4096))
-    profiled = dataclasses.replace(FAST, batch_range=(1, 4), ctx_range=(512, 4096),
-                                   verified_depths=points)
+    profiled = profiled_fast()
     bare = dataclasses.replace(profiled, verified_depths=())
 
     def mean_goodput(prior: StepCostModel, **kw: Any) -> float:
@@ -498,13 +503,10 @@ def test_a_machine_twice_as_fast_as_its_profile_drafts_deep() -> None:
     truth = StepCostModel(tuple(c / 2 for c in FAST.coef), 0.0, 0, 0.015)
     wl = workload(2, 1, 4096, 64, 0.95)
     seeds = range(10)
-    statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth, seed=s,
-                                 noise=0.05).goodput for s in seeds]) for k in range(5)]
+    statics = [float(np.mean([run(wl, PolicyConfig.constant(k), truth, seed=s)[0]
+                              for s in seeds])) for k in range(5)]
     assert int(np.argmax(statics)) >= 3  # the setup: deep drafts pay
-    points = tuple((b, c, 4) for b in (1, 4) for c in (512, 4096))
-    prior = dataclasses.replace(FAST, batch_range=(1, 4), ctx_range=(512, 4096),
-                                verified_depths=points)
-    got = np.mean([run(wl, adaptive(prior, 0.95, schedule=Schedule.constant(1)), truth,
+    got = np.mean([run(wl, adaptive(profiled_fast(), 0.95, schedule=Schedule.constant(1)), truth,
                        seed=s)[0] for s in seeds])
     assert got >= 0.93 * max(statics)
 
