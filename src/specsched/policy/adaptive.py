@@ -73,6 +73,11 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
+        # the step cost whose SHAPE in K the trust region checks: the profile's fit where there
+        # is one (fixed: how much dearer depth k is than K = 1 moves little between machines,
+        # while the online model, pulled from a prior twice the machine's time, cuts its
+        # per-draft terms faster than its base for a few dozen steps), else the online model
+        self._shape = self.cost.predict if cfg.cost_prior is None else cfg.cost_prior.predict
         self._trust = TrustRegions(  # how deep each cell may draft
             cfg.trust_inside_box, () if cfg.cost_prior is None else cfg.cost_prior.verified_depths)
         self._ctx_prior = {b: prior_for_context(cfg.acceptance_prior, max(lo, 1) * 3 // 2,
@@ -81,15 +86,6 @@ class AdaptivePolicy:
     @property
     def max_k(self) -> int:
         return self.cfg.max_k
-
-    def _shape(self, x: np.ndarray) -> float:  # x [F]
-        """The step cost whose SHAPE in K the trust region checks: the profile's fit where there
-        is one (fixed: how much dearer depth k is than K = 1 moves little between machines and
-        minutes, while the online model, pulled from a prior twice the machine's time, cuts its
-        per-draft terms faster than its base for a few dozen steps and then under-predicts
-        depth), else the online model."""
-        prior = self.cfg.cost_prior
-        return self.cost.predict(x) if prior is None else prior.predict(x)
 
     # -- estimates ------------------------------------------------------------------------------
     def _request(self, rid: Hashable) -> _Request:

@@ -157,10 +157,13 @@ class EngineBackend:
         self._warm.clear()  # a new engine numbers requests from 0 again: a new server
         return self.llm
 
-    def _prompts(self, llm: LLM, trial: TrialSpec) -> list[list[int]]:
+    def _prompts(self, llm: LLM, trial: TrialSpec, seed: int | None = None) -> list[list[int]]:
+        """The trial's prompts (`seed`: text from another seed, whatever `vary_text` says)."""
         if self._pieces is None:
             self._pieces = llm.corpus_token_ids()
-        seed = trial.seed if self.options.vary_text else zlib.crc32(trial.scenario.name.encode())
+        if seed is None:
+            seed = trial.seed if self.options.vary_text else zlib.crc32(
+                trial.scenario.name.encode())
         return build_prompts(trial.shapes, self._pieces, seed)
 
 
@@ -231,10 +234,8 @@ class EngineBackend:
         key = (trial.arm.name, trial.scenario.name)
         if key in self._warm:
             return self._warm[key], False
-        if self._pieces is None:
-            self._pieces = llm.corpus_token_ids()
         seed = zlib.crc32(f"prime:{trial.seed}".encode())
-        prompts = build_prompts(trial.shapes, self._pieces, seed)
+        prompts = self._prompts(llm, trial, seed)
         slots = trial.scenario.batch_size
         if self.options.warm_prefix:
             warm_prefix(llm.engine, prompts, slots)
