@@ -107,7 +107,10 @@ def main() -> int:
     ap.add_argument("--model", default="smollm2-135m", help="a .gguf, HF folder or preset")
     ap.add_argument("--window", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=5, help="profile: timed steps per point")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="profile: timed steps per point and round")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="profile: rounds interleaving the Ks of each batch x context")
     ap.add_argument("--warmup", type=int, default=2, help="profile: untimed steps per point")
     ap.add_argument("--acceptance-prompts", type=int, default=16,
                     help="profile: requests per context for acceptance")
@@ -141,6 +144,7 @@ def main() -> int:
     grid = ProfileGrid(parse_ints(args.batch_sizes), parse_ints(args.contexts), parse_ints(args.ks))
     cfg = EngineProfileConfig(model=args.model, speculative=SpeculativeConfig(window=args.window),
                               threads=args.threads, repeats=args.repeats, warmup=args.warmup,
+                              rounds=args.rounds,
                               acceptance_tokens=args.acceptance_tokens,
                               acceptance_prompts=args.acceptance_prompts)
     args.out.mkdir(parents=True, exist_ok=True)

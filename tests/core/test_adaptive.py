@@ -237,6 +237,7 @@ class Superlinear:
 
     def __init__(self, base: StepCostModel) -> None:
         self.base = base
+        self.features = base.features
 
     def predict(self, x: np.ndarray) -> float:
         rows, drafts = float(x[1]), float(x[3])
@@ -533,3 +534,23 @@ def test_a_machine_slower_than_its_profile_does_not_cap_depths() -> None:
     absolute.verified = 4
     absolute.timed(3, 0.182, *fixed(0.140), steps=0)
     assert absolute.cap(1) == 2
+
+
+def test_a_tile_cliff_in_the_cost_prior_keeps_k_below_it() -> None:
+    """The attention tile term (`policy.cost`, q_tile): here K = 4 crosses a tile and costs an
+    extra attention pass per context token, so K = 3 is best. A prior that knows the term drafts
+    K = 3 from the start (its cost table per request holds the step at K = 4); a linear prior has
+    to learn it from steps that overran and loses goodput doing so."""
+    tiled = dataclasses.replace(FAST, coef=(*FAST.coef[:7], 0.01), q_tile=4)
+    wl = workload(4, 4, 2000, 300, 0.9)
+    statics = static_goodputs(wl, tiled)
+    assert int(np.argmax(statics)) == 3 and statics[4] < 0.6 * statics[3]  # the setup
+    aware = [run(wl, adaptive(tiled, acc=0.9), tiled, seed=s) for s in range(3)]
+    blind = [run(wl, adaptive(FAST, acc=0.9), tiled, seed=s) for s in range(3)]
+    assert np.mean([g for g, _ in aware]) >= 0.97 * statics[3]
+    assert np.mean([g for g, _ in aware]) > np.mean([g for g, _ in blind])
+    assert all(d.step_k < 4 for _, decisions in aware for d in decisions)
+    policy = adaptive(tiled, acc=0.9).build()
+    _, table, _ = policy.costs([2000])  # type: ignore[attr-defined]
+    steps = np.diff(table[0])  # [max_k]: what one more draft adds
+    assert steps[3] == pytest.approx(steps[2] + 0.01 * 2.0)  # the pass over 2k context tokens

@@ -137,3 +137,14 @@ def test_other_dtypes_keep_sdpa_paths() -> None:
     q = torch.randn(2, 9, 64)
     assert not cpu_kernels.available(q.bfloat16(), k_cache.bfloat16())
     assert not cpu_kernels.available(q, k_cache[:, :, :, :32])  # not contiguous
+
+
+def test_query_tile_is_the_lanes_over_the_gqa_group_where_attention_takes_the_kernel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel_or_skip(64)
+    q, k = torch.zeros(1, 9, 64), torch.zeros(1, 3, 8, 64)
+    assert cpu_kernels.query_tile(9, 3, q, k) == 5  # G = 3: 5 tokens x 3 rows <= 16 lanes
+    assert cpu_kernels.query_tile(8, 8, q, k) == 16 and cpu_kernels.query_tile(32, 4, q, k) == 2
+    assert cpu_kernels.query_tile(9, 3, q.double(), k.double()) is None  # SDPA: no tiles
+    monkeypatch.setattr(cpu_kernels, "preferred", lambda: False)
+    assert cpu_kernels.query_tile(9, 3, q, k) is None

@@ -3,6 +3,7 @@ extrapolation flagged, a poor fit said loudly (library and `specsched plan`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -25,13 +26,20 @@ from specsched.planner import (
 from specsched.planner.plan_json import plan_to_obj
 from specsched.policy.cost import CTX_UNIT, FEATURES
 
-# seconds per unit: const, rows, ctx_k (per 1k context tokens), drafts, draft_ctx_k, draft_steps
-THETA = (0.020, 0.002, 0.004, 0.003, 0.0015, 0.010, 0.0)
+# seconds per unit: const, rows, ctx_k (per 1k context tokens), drafts, draft_ctx_k, draft_steps,
+# prefill, tile_ctx_k
+THETA = (0.020, 0.002, 0.004, 0.003, 0.0015, 0.010, 0.0, 0.0)
+TILE = 0.003  # seconds per 1k context tokens per extra attention pass
 
 
 def linear_ms(b: int, c: int, k: int) -> float:
-    x = (1.0, b, b * c / CTX_UNIT, b * k, b * k * c / CTX_UNIT, float(k), 0.0)
+    x = (1.0, b, b * c / CTX_UNIT, b * k, b * k * c / CTX_UNIT, float(k), 0.0, 0.0)
     return 1000.0 * float(np.dot(THETA, x))
+
+
+def tiled_ms(b: int, c: int, k: int, q_tile: int = 5) -> float:
+    """The linear cost plus an attention pass per context token once K + 1 > q_tile."""
+    return linear_ms(b, c, k) + 1000.0 * TILE * b * c / CTX_UNIT * (-(-(k + 1) // q_tile) - 1)
 
 
 def linear_profile(outlier: float = 1.0):  # type: ignore[no-untyped-def]
@@ -49,6 +57,36 @@ def test_fit_recovers_known_coefficients() -> None:
     assert fit.step_ms(8, 2048, 2) == pytest.approx(linear_ms(8, 2048, 2), rel=1e-4)
     obj = fit.to_obj()
     assert obj["features"] == list(FEATURES) and len(obj["residuals"]) == 36
+
+
+def test_a_tile_cliff_is_found_in_the_data_or_taken_from_the_engine() -> None:
+    ks = (0, 1, 2, 3, 4, 5)
+    cliff = table_profile((1, 4, 16), (512, 1024, 4096), ks, tiled_ms, 0.8)
+    found = fit_cost(cliff)  # no engine report: the data shows the step at K = 5
+    assert found.model.q_tile == 5 and found.rms_rel < 1e-3
+    assert found.model.coef[7] == pytest.approx(TILE, rel=1e-2)
+    assert "tile pass more from K=5" in found.summary() and found.to_obj()["q_tile"] == 5
+    plain = fit_cost(table_profile((1, 4, 16), (512, 1024, 4096), ks, linear_ms, 0.8))
+    assert plain.model.q_tile is None  # a straight line gets no tile term
+    rng = np.random.default_rng(0)
+    noise = {(b, c, k): float(rng.normal(1.0, 0.03)) for b in (1, 4, 16)
+             for c in (512, 1024, 4096) for k in ks}
+    noisy = fit_cost(table_profile((1, 4, 16), (512, 1024, 4096), ks,
+                                   lambda b, c, k: linear_ms(b, c, k) * noise[(b, c, k)], 0.8))
+    assert noisy.model.q_tile is None  # 3 % noise is not a cliff
+    # the engine's report wins over the data: the term is fitted at its tile size
+    told = dataclasses.replace(cliff, metadata=dataclasses.replace(cliff.metadata,
+                                                                   attention_q_tile=5))
+    assert fit_cost(told).model.q_tile == 5
+    # where the profiled Ks never reach the tile, the term stays zero
+    short = table_profile((1, 4), (512, 4096), (0, 1, 2), tiled_ms, 0.8)
+    short = dataclasses.replace(short, metadata=dataclasses.replace(short.metadata,
+                                                                    attention_q_tile=5))
+    assert fit_cost(short).model.coef[7] == pytest.approx(0.0, abs=1e-9)
+    # without the term the same cliff is a residual of the linear model at K = 5
+    linear_only = fit_cost(dataclasses.replace(cliff, metadata=dataclasses.replace(
+        cliff.metadata, attention_q_tile=99)))
+    assert linear_only.max_rel > 0.02
 
 
 def test_planner_uses_the_fit_and_flags_extrapolation() -> None:

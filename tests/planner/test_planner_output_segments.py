@@ -59,7 +59,7 @@ def _profile(segments: tuple[OutputSegment, ...]) -> Profile:
     cost = StepCostModel((0.010, 0.001, 0.0, 0.002, 0.0, 0.0, 0.0))
 
     def t_ms(b: int, c: int, k: int) -> float:
-        return 1000.0 * float(np.dot(cost.coef, (1.0, b, b * c / CTX_UNIT, b * k, 0, k, 0)))
+        return 1000.0 * float(np.dot(cost.coef, (1.0, b, b * c / CTX_UNIT, b * k, 0, k, 0, 0)))
 
     p = table_profile((1, 4), (100, 1000), (0, 1, 2), t_ms)
     acc = tuple(AcceptancePoint(c, (0.75, 0.75), 100, by_output=segments) for c in (100, 1000))

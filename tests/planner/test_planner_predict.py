@@ -67,7 +67,7 @@ def test_closed_loop_refill_saves_the_tail_steps_of_waves() -> None:
 
 def _linear_profile(a: float, requests: tuple[tuple[float, ...], ...] = ()) -> Profile:
     def t_ms(b: int, c: int, k: int) -> float:
-        x = (1.0, b, b * c / CTX_UNIT, b * k, 0.0, float(k), 0.0)
+        x = (1.0, b, b * c / CTX_UNIT, b * k, 0.0, float(k), 0.0, 0.0)
         return 1000.0 * float(np.dot(COST.coef, x))
 
     p = table_profile((1, 4), (100, 1000), (0, 1, 2), t_ms)

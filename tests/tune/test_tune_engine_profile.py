@@ -10,6 +10,7 @@ import pytest
 
 from specsched.cli import main
 from specsched.engine.spec.config import SpeculativeConfig
+from specsched.errors import UserError
 from specsched.planner import (
     MeasurePoint,
     PointKind,
@@ -49,8 +50,12 @@ def test_profile_engine_writes_complete_versioned_profile(tiny: Path, tmp_path: 
     assert m.source is ProfileSource.ENGINE and m.model == str(tiny) and m.threads == 1
     assert m.drafter.startswith("streaming W=8 sinks=4 draft=") and "torch" in m.library_versions
     assert prof.grid == ProfileGrid((1, 2), (16, 64), (0, 1, 2))
+    from specsched.engine import LLM
+
+    engine = LLM(str(tiny), max_num_seqs=1, max_model_len=32, num_threads=1).engine
+    assert m.attention_q_tile == engine.attention_q_tile()  # what the engine's attention packs
     for t in prof.timings:
-        assert t.t_step_ms.n == 3 and t.t_step_ms.median > 0
+        assert t.t_step_ms.n == 3 * 3 and t.t_step_ms.median > 0  # repeats x default rounds
         if t.k == 0:
             assert t.t_verify_ms is None and t.t_draft_ms is None
         else:  # draft + verify are measured inside the step
@@ -63,6 +68,37 @@ def test_profile_engine_writes_complete_versioned_profile(tiny: Path, tmp_path: 
     assert "--resume" in capsys.readouterr().err
 
 
+def test_engine_profile_interleaves_the_ks_of_a_unit_in_rounds(llm: Any) -> None:
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    grid = ProfileGrid((1, 2), (16, 48), (0, 1, 2))
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
+                              warmup=1, rounds=2, acceptance_tokens=8)
+    profiler = EngineProfiler(cfg, grid, llm)
+    engine = profiler.llm.engine
+    order: list[int] = []
+    real = engine.set_speculative
+
+    def recording(spec: Any, policy: Any = None) -> None:
+        order.append(0 if spec is None else spec.policy.max_k)
+        real(spec, policy)
+
+    engine.set_speculative = recording
+    try:
+        unit = tuple(MeasurePoint(PointKind.TIMING, 2, 48, k) for k in grid.ks)
+        points = profiler(unit)
+    finally:
+        del engine.set_speculative
+    assert order[-6:] == [0, 1, 2, 1, 2, 0]  # round 2 starts one K later (before: the warm-up)
+    assert [(p.batch_size, p.ctx, p.k) for p in points] == [(2, 48, 0), (2, 48, 1), (2, 48, 2)]
+    assert all(p.t_step_ms.n == 2 * 2 for p in points)  # repeats x rounds, warm-up dropped
+    assert points[0].t_draft_ms is None and points[2].t_draft_ms is not None
+    with pytest.raises(ValueError, match="one batch size and context"):
+        profiler((unit[0], MeasurePoint(PointKind.TIMING, 1, 48, 1)))
+    with pytest.raises(UserError, match="--rounds"):
+        EngineProfileConfig(rounds=0)
+
+
 def test_engine_profile_resumes_without_remeasuring(llm: Any, tmp_path: Path) -> None:
     from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
     from specsched.tune.profile_run import engine_metadata
@@ -73,11 +109,11 @@ def test_engine_profile_resumes_without_remeasuring(llm: Any, tmp_path: Path) ->
     profiler = EngineProfiler(cfg, grid, llm)
     seen: list[MeasurePoint] = []
 
-    def failing(point: MeasurePoint) -> Any:
-        if len(seen) == 4:
+    def failing(unit: tuple[MeasurePoint, ...]) -> Any:
+        if len(seen) >= 4:
             raise KeyboardInterrupt
-        seen.append(point)
-        return profiler(point)
+        seen.extend(unit)
+        return profiler(unit)
 
     out = tmp_path / "p.json"
     meta = engine_metadata(cfg)
@@ -87,9 +123,9 @@ def test_engine_profile_resumes_without_remeasuring(llm: Any, tmp_path: Path) ->
     first = list(seen)
     seen.clear()
 
-    def counting(point: MeasurePoint) -> Any:
-        seen.append(point)
-        return profiler(point)
+    def counting(unit: tuple[MeasurePoint, ...]) -> Any:
+        seen.extend(unit)
+        return profiler(unit)
 
     prof = run_profile(out, grid, meta, counting)
     assert not set(first) & set(seen)  # nothing measured twice

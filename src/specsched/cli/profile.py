@@ -183,9 +183,13 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
                    help="torch CPU threads (default 1: safest on a shared machine)")
     g.add_argument("--dtype", default="float32", help="float32 (default), bfloat16, float16")
     g.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
-    g.add_argument("--repeats", type=int, default=5, help="timed steps per point (default 5)")
+    g.add_argument("--repeats", type=int, default=5,
+                   help="timed steps per point and round (default 5)")
     g.add_argument("--warmup", type=int, default=2,
                    help="untimed decode steps before them (default 2)")
+    g.add_argument("--rounds", type=int, default=3,
+                   help="rounds interleaving the Ks of each batch x context, so a slow minute "
+                   "of the machine hits every K alike (default 3)")
     g.add_argument("--acceptance-tokens", type=int, default=128,
                    help="tokens decoded per request for acceptance at each context (default 128)")
     g.add_argument("--acceptance-prompts", type=int, default=16,
@@ -208,7 +212,7 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineProfileConfig:
     return EngineProfileConfig(
         model=args.model or ENGINE_MODEL, speculative=speculative_from_args(args),
         dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
-        warmup=args.warmup, acceptance_tokens=args.acceptance_tokens,
+        warmup=args.warmup, rounds=args.rounds, acceptance_tokens=args.acceptance_tokens,
         acceptance_prompts=args.acceptance_prompts, prompts_file=args.prompts_file,
     )
 

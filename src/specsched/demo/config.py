@@ -89,8 +89,9 @@ class DemoConfig:
     batch_sizes: tuple[int, ...] = (1, 4)
     contexts: tuple[int, ...] = (512, 4096)
     ks: tuple[int, ...] = (0, 1, 2, 3, 4, 5)  # with the int8 draft K=4-5 wins most cells
-    repeats: int = 5
+    repeats: int = 5  # per point and round
     warmup_steps: int = 2
+    rounds: int = 3  # interleaving the Ks of each batch x context (the profile's step ratios)
     acceptance_tokens: int = 64
     acceptance_prompts: int = 16  # tails of `acceptance_documents` documents per context
     acceptance_tail: int = 512
@@ -136,7 +137,7 @@ def quick_config(model: str = "smollm2-135m", threads: int = 1) -> DemoConfig:
     replicates; too few to resolve small effects (the report says so with its noise floor)."""
     return DemoConfig(
         model=model, threads=threads, batch_sizes=(1, 4), contexts=(256, 2048), ks=(0, 1, 3),
-        repeats=3, warmup_steps=1, acceptance_tokens=32, acceptance_prompts=8,
+        repeats=3, warmup_steps=1, rounds=2, acceptance_tokens=32, acceptance_prompts=8,
         acceptance_documents=2,
         scenarios=(DemoScenario("short", 256, 16), DemoScenario("long", 2048, 16)),
         replicates=5,

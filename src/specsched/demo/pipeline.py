@@ -99,7 +99,8 @@ def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
     grid = ProfileGrid(tuple(cfg.batch_sizes), tuple(cfg.contexts), tuple(cfg.ks))
     pcfg = EngineProfileConfig(
         model=cfg.model, speculative=cfg.speculative, dtype=cfg.dtype, threads=cfg.threads,
-        repeats=cfg.repeats, warmup=cfg.warmup_steps, acceptance_tokens=cfg.acceptance_tokens,
+        repeats=cfg.repeats, warmup=cfg.warmup_steps, rounds=cfg.rounds,
+        acceptance_tokens=cfg.acceptance_tokens,
         acceptance_prompts=cfg.acceptance_prompts, acceptance_tail=cfg.acceptance_tail,
         acceptance_documents=cfg.acceptance_documents,
     )

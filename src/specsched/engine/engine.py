@@ -17,6 +17,7 @@ import time
 import torch
 
 from specsched.engine.config import EngineConfig, ModelConfig
+from specsched.engine.layers import cpu_kernels
 from specsched.engine.layers.attention import build_metadata
 from specsched.engine.layers.compiled import check_compile_support
 from specsched.engine.layers.kv_cache import KVCache
@@ -95,6 +96,14 @@ class LLMEngine:
         spec = speculative or NO_SPECULATION
         drafter = build_drafter(spec, self.cfg, self.model, self.kv, DTYPES[self.cfg.dtype])
         return Speculator(spec, self.cfg, drafter, policy)
+
+    def attention_q_tile(self) -> int | None:
+        """Query tokens per sequence that the target's attention packs into one vector of lanes
+        (`cpu_kernels.query_tile`; None: attention takes SDPA, no such steps in its cost)."""
+        m = self.model_cfg
+        q = torch.empty((1, m.num_heads, m.head_dim), dtype=self.kv.k[0].dtype,
+                        device=self.device)
+        return cpu_kernels.query_tile(m.num_heads, m.num_kv_heads, q, self.kv.k[0])
 
     def learned_schedule(self) -> Schedule | None:
         """What an adaptive K policy learned so far, frozen into a 5-item schedule (None for a

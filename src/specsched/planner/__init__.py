@@ -30,6 +30,7 @@ from specsched.planner.measure import (
     MeasurePoint,
     PointKind,
     grid_points,
+    grid_units,
     progress_path,
     run_profile,
 )
@@ -116,6 +117,7 @@ __all__ = [
     "goodput",
     "goodput_table",
     "grid_points",
+    "grid_units",
     "import_vllm_bench",
     "load_profile",
     "make_plan",

@@ -3,13 +3,19 @@ its acceptance per position by context (`policy.AdaptiveConfig.cost_prior / acce
 
 Every timing point (B requests at context c, static K) is one sample of the step cost model
 (`policy.cost.step_features([c] * B, [K] * B)`, its median step time); the fit's relative residual
-says how well the linear model describes the engine (`specsched plan` reports it).
+says how well the linear model describes the engine (`specsched plan` reports it). The attention
+tile term (`policy.cost`, h) takes the tile size the engine reported (`ProfileMetadata.
+attention_q_tile`); a profile without one (older, imported, hand-written) gets it only where its
+data asks for it: every tile size whose first extra pass lies inside the profiled Ks is fitted
+and the best kept when it explains the profile clearly better than no tile term (a BIC-style test:
+N·ln(RSS_tile / RSS_none) below -TILE_EVIDENCE·ln N).
 No torch here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -18,16 +24,35 @@ from specsched.policy import AdaptiveConfig
 from specsched.policy.adaptive_trust import verified_depth
 from specsched.policy.cost import StepCostModel, fit_step_cost, step_features
 
+TILE_EVIDENCE = 2.0  # x ln N: how much better a tile term must fit to be kept
+
+
+def _fit(profile: Profile, q_tile: int | None) -> tuple[StepCostModel, np.ndarray, float]:
+    """(model, features [N, F], relative residual sum of squares) for one tile size."""
+    xs = np.stack([step_features([t.ctx] * t.batch_size, [t.k] * t.batch_size, 0, q_tile)
+                   for t in profile.timings])  # [N, F]
+    ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])  # [N]
+    fit = dataclasses.replace(fit_step_cost(xs, ys), q_tile=q_tile)
+    rss = float(np.sum(((xs @ np.asarray(fit.coef) - ys) / ys) ** 2))
+    return fit, xs, rss
+
 
 def fit_profile_cost(profile: Profile) -> StepCostModel:
-    """The step cost model of a profile's timing points (seconds), with its profiled box and, per
-    profiled (B, context), the deepest K its fit is right up to (the trust region's seed)."""
+    """The step cost model of a profile's timing points (seconds), with its profiled box, the
+    attention tile term where the data shows one (module doc) and, per profiled (B, context), the
+    deepest K its fit is right up to (the trust region's seed)."""
     if not profile.timings:
         raise ValueError("the profile has no timing points")
-    xs = np.stack([step_features([t.ctx] * t.batch_size, [t.k] * t.batch_size)
-                   for t in profile.timings])
+    known = profile.metadata.attention_q_tile
+    fit, xs, rss = _fit(profile, known)
+    n = len(profile.timings)
+    tiled = [] if known is not None else [  # first extra pass at K = q
+        _fit(profile, q) for q in range(2, profile.grid.ks[-1] + 1)]
+    if tiled:
+        best = min(tiled, key=lambda f: f[2])
+        if rss > 0 and (best[2] <= 0 or n * math.log(best[2] / rss) < -TILE_EVIDENCE * math.log(n)):
+            fit, xs, rss = best
     ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])
-    fit = fit_step_cost(xs, ys)
     steps: dict[tuple[int, int], list[tuple[int, float, float]]] = {}
     for t, x, y in zip(profile.timings, xs, ys, strict=True):
         steps.setdefault((t.batch_size, t.ctx), []).append((t.k, float(y), fit.predict(x)))

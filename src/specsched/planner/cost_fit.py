@@ -17,7 +17,7 @@ from typing import Any
 
 from specsched.planner.adaptive_prior import fit_profile_cost
 from specsched.planner.profile import Profile
-from specsched.policy.cost import FEATURES, NUM_FEATURES, StepCostModel, step_features
+from specsched.policy.cost import FEATURES, NUM_FEATURES, StepCostModel
 
 POOR_FIT_RMS = 0.10  # relative RMS residual above which the fit is reported as poor
 
@@ -74,11 +74,13 @@ class CostFit:
     @property
     def is_exact(self) -> bool:
         """Fewer distinct points than model terms: residuals are ~0 by construction."""
-        return len(self.residuals) <= NUM_FEATURES - 1  # the prefill term is never profiled
+        terms = NUM_FEATURES - 1 - (self.model.q_tile is None)  # prefill is never profiled
+        return len(self.residuals) <= terms
 
     def step_ms(self, batch_size: int, ctx: int, k: int) -> float:
         """T(B requests at context ctx, K each), ms."""
-        return 1000.0 * self.model.predict(step_features([ctx] * batch_size, [k] * batch_size))
+        return 1000.0 * self.model.predict(self.model.features([ctx] * batch_size,
+                                                               [k] * batch_size))
 
     def warning(self) -> str | None:
         """A loud one-liner when the fit is poor, else None."""
@@ -93,15 +95,18 @@ class CostFit:
     def summary(self) -> str:
         w = self.worst
         exact = " (exact: no more points than terms)" if self.is_exact else ""
+        q = self.model.q_tile
+        tile = "" if q is None else f"; attention costs a tile pass more from K={q}"
         return (f"fitted step cost over {len(self.residuals)} points: residual RMS "
                 f"{100 * self.rms_rel:.1f}%, max {100 * self.max_rel:.1f}% (B={w.batch_size} "
-                f"ctx={w.ctx} K={w.k}){exact}")
+                f"ctx={w.ctx} K={w.k}){exact}{tile}")
 
     def to_obj(self) -> dict[str, Any]:
         """JSON: coefficients (seconds per feature unit), residual summary and every point."""
         return {
             "features": list(FEATURES),
             "coef_s": [float(f"{c:.6g}") for c in self.model.coef],
+            "q_tile": self.model.q_tile,
             "rms_rel_residual": round(self.rms_rel, 4),
             "max_rel_residual": round(self.max_rel, 4),
             "poor_fit": self.is_poor,

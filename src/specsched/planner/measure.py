@@ -1,20 +1,24 @@
 """Engine-agnostic, resumable profiling driver.
 
-`run_profile(path, grid, metadata, measure)` walks the grid and calls `measure(point)` for every
-point not measured yet. Each finished point is appended to `<path>.partial.jsonl` (one JSON line,
-flushed and fsynced) before the next one starts, so an interrupted run (Ctrl-C, crash, an exception
-in `measure`) loses at most the point in flight. On restart the side file (and an existing
-`path` profile with the same grid) is read back and measured points are skipped: nothing is
-measured twice. When the grid is done, `path` is written atomically and the side file removed.
-The engine plugs in as the `measure` callback (warm-up and repeats are its business: return a
-`Stat.from_samples(...)`).
+`run_profile(path, grid, metadata, measure)` walks the grid in measurement units
+(`grid_units`: a context's acceptance point alone; the timing points of every K at one batch
+size and context together, so the engine can interleave them in rounds and a slow minute of
+the machine hits every K alike) and calls `measure(points)` with a unit's points not measured
+yet. Each finished unit's samples are appended to `<path>.partial.jsonl` (one JSON line each,
+flushed and fsynced) before the next unit starts, so an interrupted run (Ctrl-C, crash, an
+exception in `measure`) loses at most the unit in flight. On restart the side file (and an
+existing `path` profile with the same grid) is read back and measured points are skipped:
+nothing is measured twice. When the grid is done, `path` is written atomically and the side
+file removed. The engine plugs in as the `measure` callback (warm-up, repeats and rounds are
+its business: return one `Stat.from_samples(...)` per point).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -54,21 +58,27 @@ class MeasurePoint(NamedTuple):
 
 
 Sample = TimingPoint | AcceptancePoint
-Measure = Callable[[MeasurePoint], Sample]
+Unit = tuple[MeasurePoint, ...]  # points measured together: one acceptance, or one (B, ctx)'s Ks
+Measure = Callable[[Unit], Sequence[Sample]]  # a unit's samples, in its points' order
 Progress = Callable[[int, int, MeasurePoint], None]  # (done, total, point just finished)
 
 
-def grid_points(grid: ProfileGrid, with_acceptance: bool = True) -> list[MeasurePoint]:
-    """Measurement order: by context (the costly KV set-up), then batch size, then K."""
+def grid_units(grid: ProfileGrid, with_acceptance: bool = True) -> list[Unit]:
+    """Measurement order: by context (the costly KV set-up), then batch size; a context's
+    acceptance point is a unit of its own, every K of one (batch size, context) one unit."""
     max_k = grid.ks[-1]
-    out: list[MeasurePoint] = []
+    out: list[Unit] = []
     for c in grid.contexts:
         if with_acceptance and max_k > 0:
-            out.append(MeasurePoint(PointKind.ACCEPTANCE, 0, c, max_k))
-        out.extend(
-            MeasurePoint(PointKind.TIMING, b, c, k) for b in grid.batch_sizes for k in grid.ks
-        )
+            out.append((MeasurePoint(PointKind.ACCEPTANCE, 0, c, max_k),))
+        out.extend(tuple(MeasurePoint(PointKind.TIMING, b, c, k) for k in grid.ks)
+                   for b in grid.batch_sizes)
     return out
+
+
+def grid_points(grid: ProfileGrid, with_acceptance: bool = True) -> list[MeasurePoint]:
+    """Every point, in measurement order (`grid_units` flattened)."""
+    return [p for unit in grid_units(grid, with_acceptance) for p in unit]
 
 
 def progress_path(path: str | Path) -> Path:
@@ -134,6 +144,13 @@ def _append(side: Path, obj: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
+def _check(point: MeasurePoint, sample: Sample, max_k: int) -> None:
+    if _key(sample, max_k) != point:
+        raise ValueError(f"measure({point}) returned a sample for {_key(sample, max_k)}")
+    if isinstance(sample, AcceptancePoint) and len(sample.a) < max_k:
+        raise ValueError(f"measure({point}) gave {len(sample.a)} positions, need {max_k}")
+
+
 def run_profile(
     path: str | Path,
     grid: ProfileGrid,
@@ -151,6 +168,9 @@ def run_profile(
         old = load_profile(target)
         if old.grid != grid:
             raise UserError(f"{target}: holds a profile with another grid; choose another output")
+        if metadata.attention_q_tile is None:  # what the engine reported when it measured
+            metadata = dataclasses.replace(metadata,
+                                           attention_q_tile=old.metadata.attention_q_tile)
         old_samples: list[Sample] = [*old.timings, *old.acceptance]
         for s in old_samples:
             done[_key(s, max_k)] = s
@@ -166,22 +186,25 @@ def run_profile(
         _append(side, header)
     points = grid_points(grid, with_acceptance)
     count = sum(1 for p in points if p in done)
-    for point in points:
-        if point in done:
+    for unit in grid_units(grid, with_acceptance):
+        pending = tuple(p for p in unit if p not in done)
+        if not pending:
             continue
-        sample = measure(point)
-        if _key(sample, max_k) != point:
-            raise ValueError(f"measure({point}) returned a sample for {_key(sample, max_k)}")
-        if isinstance(sample, AcceptancePoint):
-            if len(sample.a) < max_k:
-                raise ValueError(f"measure({point}) gave {len(sample.a)} positions, need {max_k}")
-            _append(side, {"kind": PointKind.ACCEPTANCE.value, **acceptance_to_obj(sample)})
-        else:
-            _append(side, {"kind": PointKind.TIMING.value, **timing_to_obj(sample)})
-        done[point] = sample
-        count += 1
-        if progress is not None:
-            progress(count, len(points), point)
+        samples = list(measure(pending))
+        if len(samples) != len(pending):
+            raise ValueError(f"measure({pending}) returned {len(samples)} samples")
+        for point, sample in zip(pending, samples, strict=True):
+            _check(point, sample, max_k)
+        for point, sample in zip(pending, samples, strict=True):
+            kind = PointKind.ACCEPTANCE if isinstance(sample, AcceptancePoint) else \
+                PointKind.TIMING
+            obj = acceptance_to_obj(sample) if isinstance(sample, AcceptancePoint) else \
+                timing_to_obj(sample)
+            _append(side, {"kind": kind.value, **obj})
+            done[point] = sample
+            count += 1
+            if progress is not None:
+                progress(count, len(points), point)
     ordered = [done[p] for p in points if p in done]
     timings = tuple(s for s in ordered if isinstance(s, TimingPoint))
     acc = tuple(s for s in ordered if isinstance(s, AcceptancePoint))

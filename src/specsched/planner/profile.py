@@ -100,6 +100,9 @@ class ProfileMetadata:
     created: str = ""
     library_versions: dict[str, str] = field(default_factory=dict)
     notes: str = ""
+    # query tokens per sequence the engine's attention packs into one vector (the step cost
+    # model's tile term, `policy.cost`); None: unknown or no such kernel
+    attention_q_tile: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

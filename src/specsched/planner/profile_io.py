@@ -57,6 +57,7 @@ def metadata_to_obj(m: ProfileMetadata) -> dict[str, Any]:
         "created": m.created,
         "library_versions": dict(m.library_versions),
         "notes": m.notes,
+        "attention_q_tile": m.attention_q_tile,
     }
 
 
@@ -163,6 +164,9 @@ def metadata_from_obj(obj: Any, where: str = "metadata") -> ProfileMetadata:
         raise UserError(f"{where}.source: {src!r} is not one of {choices}") from None
     versions = _get(obj, "library_versions", where, dict, optional=True) or {}
     threads = _get(obj, "threads", where, int, optional=True)
+    q_tile = _get(obj, "attention_q_tile", where, int, optional=True)
+    if q_tile is not None and q_tile < 1:
+        raise UserError(f"{where}.attention_q_tile: must be >= 1, got {q_tile}")
     return ProfileMetadata(
         model=str(obj.get("model") or "unknown"),
         drafter=str(obj.get("drafter") or "unknown"),
@@ -173,6 +177,7 @@ def metadata_from_obj(obj: Any, where: str = "metadata") -> ProfileMetadata:
         created=str(obj.get("created") or ""),
         library_versions={str(k): str(v) for k, v in versions.items()},
         notes=str(obj.get("notes") or ""),
+        attention_q_tile=q_tile,
     )
 
 

@@ -9,7 +9,7 @@ grow by the tokens generated. The simulator plays the serving loop instead:
 - every step the policy gets the real `BatchState` (prefill chunks included) and returns K per
   request; request i accepts its drafts one by one with its own per-position probabilities
   (a draw per position, seeded), emits accepted + 1 tokens (capped at its output length);
-- the step takes `cost.predict(step_features(...))` seconds (times a seeded log-normal noise);
+- the step takes `cost.predict(cost.features(...))` seconds (times a seeded log-normal noise);
 - the policy observes the outcome, so a closed-loop policy is simulated as it would run.
 
 Acceptance may change along a request (`phases`): a list of (from generated-token index, a per
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from specsched.policy import BatchState, KPolicy, RequestOutcome, StepOutcome
-from specsched.policy.cost import StepCostModel, step_features
+from specsched.policy.cost import StepCostModel
 
 Phases = tuple[tuple[int, tuple[float, ...]], ...]  # (from generated index, a per position)
 
@@ -119,7 +119,7 @@ def simulate(workload: Workload, policy: KPolicy, cost: StepCostModel, seed: int
             emitted = min(a + 1, r.req.output_len - r.generated)
             r.generated += emitted
             res.output_tokens += emitted
-        x = step_features([o.num_computed_tokens for o in outcomes],
+        x = cost.features([o.num_computed_tokens for o in outcomes],
                           [o.num_spec_tokens for o in outcomes], prefill)
         seconds = cost.predict(x) * (math.exp(rng.gauss(0.0, noise)) if noise else 1.0)
         res.seconds += seconds

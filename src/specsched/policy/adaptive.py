@@ -38,7 +38,7 @@ from specsched.policy.adaptive_guard import EARLY_PROBE, CellState
 from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
-from specsched.policy.cost import OnlineStepCost, step_features
+from specsched.policy.cost import CTX_UNIT, OnlineStepCost, tile_passes
 from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
 
 
@@ -125,11 +125,16 @@ class AdaptivePolicy:
         return posterior_batch(tested, accepted, prior, w)
 
     def costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
-        """(T at K = 0, seconds per draft of each request, seconds per draft step) >= 0."""
+        """(T at K = 0, seconds each request's k drafts add [n, max_k + 1], seconds per draft
+        step), all >= 0: c_i·k with c_i = d + e·ctx_i, plus h·ctx_i per extra attention tile."""
         theta = self.cost.theta
-        base = self.cost.predict(step_features(ctx, [0] * len(ctx)))
-        per_draft = np.maximum(theta[3] + theta[4] * np.asarray(ctx) / 1000.0, 1e-7)
-        return base, per_draft, max(float(theta[5]), 0.0)
+        base = self.cost.predict(self.cost.features(ctx, [0] * len(ctx)))
+        c = np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # [n]
+        per_draft = np.maximum(theta[3] + theta[4] * c, 1e-7)  # [n]
+        karr = np.arange(self.max_k + 1)  # [k]
+        extra = tile_passes(karr, self.cost.q_tile)  # [k]
+        table = per_draft[:, None] * karr[None, :] + np.maximum(theta[7], 0.0) * np.outer(c, extra)
+        return base, table, max(float(theta[5]), 0.0)
 
     # -- decide ---------------------------------------------------------------------------------
     def decide(self, batch: BatchState) -> KDecision:
@@ -226,18 +231,18 @@ class AdaptivePolicy:
     def _choose(self, reqs: list[_Request], ctx: list[int], caps: np.ndarray,
                 anchor: np.ndarray) -> np.ndarray:
         tokens = expected_tokens_table(self._acceptance(reqs, ctx))
-        base, per_draft, per_step = self.costs(ctx)
+        base, added, per_step = self.costs(ctx)
         if self.per_request:
-            best = best_per_request(tokens, base, per_draft, per_step, caps)
+            best = best_per_request(tokens, base, added, per_step, caps)
         else:
-            _k, best = best_per_step(tokens, base, per_draft, per_step, caps)
+            _k, best = best_per_step(tokens, base, added, per_step, caps)
             anchor = np.minimum(int(anchor.max()), caps)  # one K per step
-        kept: Choice = evaluate(tokens, base, per_draft, per_step, anchor)
+        kept: Choice = evaluate(tokens, base, added, per_step, anchor)
         if best.goodput > kept.goodput * (1.0 + self.cfg.margin):
             return best.ks
         if not self.per_request:
             return anchor
-        return refine(tokens, per_draft, kept, best.ks, self.cfg.margin)
+        return refine(tokens, added, kept, best.ks, self.cfg.margin)
 
     def _explore(self, state: CellState, ks: np.ndarray, caps: np.ndarray
                  ) -> tuple[np.ndarray, bool]:
@@ -296,11 +301,11 @@ class AdaptivePolicy:
         seconds = outcome.step_time_s
         if seconds is None or seconds <= 0:
             return
-        x = step_features(ctx, drafted, outcome.num_prefill_tokens)
+        x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
         if pending is not None:
             self._trust.observe(pending[0], outcome, seconds, x, self._shape,
                                 self.cell_state[pending[0]].steps, may_cap=not first_draft)
-        nospec = b / self.cost.predict(step_features(ctx, [0] * b, outcome.num_prefill_tokens))
+        nospec = b / self.cost.predict(self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:
             return

@@ -2,13 +2,19 @@
 
 One engine step with decoding requests i (context c_i, K_i drafts) and P prefill tokens costs
 
-    T = a + b·B + c·Σc_i + d·ΣK_i + e·ΣK_i·c_i + f·max K_i + g·P          (seconds)
+    T = a + b·B + c·Σc_i + d·ΣK_i + e·ΣK_i·c_i + f·max K_i + g·P + h·Σc_i·x_i      (seconds)
 
 - a: per-step overhead; b: per decoding row (sampling, bookkeeping, the row of every matmul);
 - c: attention over the KV cache (bytes read ~ Σ context, MagicDec's memory-bound term);
 - d, e: the K extra verify rows per request and their attention (q = K + 1 rows read the context);
 - f: sequential draft steps (a self-draft or small model runs max K forwards, each reading its
-  weights once whatever the rows); g: prefill tokens of chunks in the same step.
+  weights once whatever the rows); g: prefill tokens of chunks in the same step;
+- h: attention's extra passes over a request's context once its q = K + 1 query rows no longer
+  fit one tile: x_i = ceil((K_i + 1) / q_tile) - 1. The native kernel packs the G·q rows of a KV
+  head into 16 vector lanes (q_tile = 16 / G: 5 for SmolLM2's G = 3), so its QK^T, exp and P·V
+  work per context token doubles at G·q > 16 while K/V are still read once: a step, not a
+  slope (B=4 x ctx 4096: K=5 cost 8-10 % above the line through K = 0..4 on AVX-512 CPUs).
+  `q_tile` is found in the profile's data (`planner.adaptive_prior`), not assumed; None: no term.
 MagicDec (arXiv:2408.11049) reasons with the same terms: verify ≈ decode when weights dominate,
 KV reads grow with context, and the draft's cost is its own weights times its steps.
 
@@ -27,23 +33,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURES = ("const", "rows", "ctx_k", "drafts", "draft_ctx_k", "draft_steps", "prefill")
+FEATURES = ("const", "rows", "ctx_k", "drafts", "draft_ctx_k", "draft_steps", "prefill",
+            "tile_ctx_k")
 NUM_FEATURES = len(FEATURES)
 CTX_UNIT = 1000.0  # contexts enter in thousands of tokens
 # A typical step's features (4 requests at 2k context, K = 2, no prefill; 64 prefill tokens as
-# the unit of the prefill term): the online model learns in units of these, so its prior
-# confidence means the same for every term.
-TYPICAL_FEATURES = (1.0, 4.0, 8.0, 8.0, 16.0, 2.0, 64.0)
+# the unit of the prefill term; the tile term as if each request had one extra pass): the online
+# model learns in units of these, so its prior confidence means the same for every term.
+TYPICAL_FEATURES = (1.0, 4.0, 8.0, 8.0, 16.0, 2.0, 64.0, 8.0)
+
+
+def tile_passes(ks: np.ndarray, q_tile: int | None) -> np.ndarray:  # like ks
+    """Extra attention passes per context token at K drafts: ceil((K + 1) / q_tile) - 1."""
+    ks = np.asarray(ks, dtype=np.float64)
+    return np.ceil((ks + 1.0) / q_tile) - 1.0 if q_tile else np.zeros_like(ks)
 
 
 def step_features(
     contexts: Sequence[int],  # [B] num_computed_tokens of the decoding requests
     num_spec_tokens: Sequence[int],  # [B] K_i (drafts verified this step)
     num_prefill_tokens: int = 0,
+    q_tile: int | None = None,  # query rows per attention tile (see module doc); None: no term
 ) -> np.ndarray:  # [NUM_FEATURES]
     """The feature vector x of one step (T = θ·x)."""
     ctx = np.asarray(contexts, dtype=np.float64) / CTX_UNIT
     ks = np.asarray(num_spec_tokens, dtype=np.float64)
+    extra = tile_passes(ks, q_tile)  # [B]
     return np.array([
         1.0,
         float(len(ctx)),
@@ -52,6 +67,7 @@ def step_features(
         float((ks * ctx).sum()),
         float(ks.max()) if len(ks) else 0.0,
         float(num_prefill_tokens),
+        float((extra * ctx).sum()),
     ])
 
 
@@ -59,7 +75,7 @@ def step_features(
 class StepCostModel:
     """θ (seconds per unit of each feature) and how well it fitted (relative RMS residual)."""
 
-    coef: tuple[float, ...]  # [NUM_FEATURES]
+    coef: tuple[float, ...]  # [NUM_FEATURES] (seven terms, from before the tile term: h = 0)
     rel_rmse: float = 0.0  # sqrt(mean((pred - y)^2 / y^2)) over the fitted samples
     num_samples: int = 0
     typical_seconds: float = 0.05  # a typical step's time (the online model's unit)
@@ -69,11 +85,16 @@ class StepCostModel:
     # (B, context, depth) per profiled point: the deepest K up to which every profiled step there
     # cost what this fit says (`adaptive_trust.verified_depth`); the trust region's seed
     verified_depths: tuple[tuple[int, int, int], ...] = ()
+    q_tile: int | None = None  # query rows per attention tile (the tile term); None: no term
 
     def __post_init__(self) -> None:
+        if len(self.coef) == NUM_FEATURES - 1:
+            object.__setattr__(self, "coef", (*self.coef, 0.0))
         if len(self.coef) != NUM_FEATURES:
             raise ValueError(f"a step cost model has {NUM_FEATURES} coefficients, got "
                              f"{len(self.coef)}")
+        if self.q_tile is not None and self.q_tile < 1:
+            raise ValueError(f"a step cost model's q_tile must be >= 1, got {self.q_tile}")
         for name, box in (("batch_range", self.batch_range), ("ctx_range", self.ctx_range)):
             if box is not None and not 0 <= box[0] <= box[1]:
                 raise ValueError(f"a step cost model's {name} must be (lo, hi) with "
@@ -92,6 +113,11 @@ class StepCostModel:
 
         return inside(batch_size, self.batch_range) and inside(ctx, self.ctx_range)
 
+    def features(self, contexts: Sequence[int], num_spec_tokens: Sequence[int],
+                 num_prefill_tokens: int = 0) -> np.ndarray:  # [NUM_FEATURES]
+        """`step_features` with this model's tile size."""
+        return step_features(contexts, num_spec_tokens, num_prefill_tokens, self.q_tile)
+
     def predict(self, x: np.ndarray) -> float:
         """Seconds for a step with features x (never below 1 microsecond)."""
         return max(float(np.dot(self.coef, x)), 1e-6)
@@ -106,6 +132,8 @@ class StepCostModel:
             out["ctx_range"] = list(self.ctx_range)
         if self.verified_depths:
             out["verified_depths"] = [list(p) for p in self.verified_depths]
+        if self.q_tile is not None:
+            out["q_tile"] = self.q_tile
         return out
 
 
@@ -152,6 +180,7 @@ class OnlineStepCost:
         self.unit = np.asarray(TYPICAL_FEATURES) / self.t0  # θ = v * unit^-1 ... see theta
         self.v = np.zeros(NUM_FEATURES) if prior is None else np.asarray(prior.coef) * self.unit
         self.P = np.eye(NUM_FEATURES) / (prior_weight if prior is not None else 1e-2)
+        self.q_tile = None if prior is None else prior.q_tile
         self.num_updates = 0
 
     @property
@@ -160,7 +189,13 @@ class OnlineStepCost:
 
     @property
     def model(self) -> StepCostModel:
-        return StepCostModel(tuple(float(t) for t in self.theta), 0.0, self.num_updates, self.t0)
+        return StepCostModel(tuple(float(t) for t in self.theta), 0.0, self.num_updates, self.t0,
+                             q_tile=self.q_tile)
+
+    def features(self, contexts: Sequence[int], num_spec_tokens: Sequence[int],
+                 num_prefill_tokens: int = 0) -> np.ndarray:  # [NUM_FEATURES]
+        """`step_features` with the prior's tile size."""
+        return step_features(contexts, num_spec_tokens, num_prefill_tokens, self.q_tile)
 
     def predict(self, x: np.ndarray) -> float:
         return max(float(np.dot(self.theta, x)), 1e-6)

@@ -39,8 +39,8 @@ def freeze_schedule(policy: AdaptivePolicy) -> Schedule:
         for cb, (c_lo, c_hi) in enumerate(_ranges(CTX_BUCKETS)):
             ctx = _middle(c_lo, c_hi) if c_hi < INF else 2 * c_lo
             a = np.tile(policy.bucket_acceptance(cb), (b, 1))  # [b, max_k]
-            base, per_draft, per_step = policy.costs([ctx] * b)
+            base, added, per_step = policy.costs([ctx] * b)
             caps = np.full(b, policy.max_k)
-            k, _ = best_per_step(expected_tokens_table(a), base, per_draft, per_step, caps)
+            k, _ = best_per_step(expected_tokens_table(a), base, added, per_step, caps)
             entries.append([b_lo, b_hi, c_lo, c_hi, k])
     return parse_schedule(entries)

@@ -1,9 +1,10 @@
 """Choose K to maximize goodput = Σ expected tokens / expected step time (pure numpy).
 
-With the step cost model of `cost` (T = base + Σ_i c_i·K_i + f·max K_i, c_i = d + e·ctx_i the cost
-of one more draft of request i, f the cost of one more sequential draft step), the best K per
-request solves a ratio maximization: Dinkelbach's method (Dinkelbach 1967) iterates
-    K_i = argmax_k E_i(k) - g·c_i·k  (for a fixed bound m on max K),   g <- Σ E_i(K_i) / T(K),
+With the step cost model of `cost` (T = base + Σ_i C_i(K_i) + f·max K_i, C_i(k) what request i's
+k drafts add to the step — c_i·k with c_i = d + e·ctx_i, plus the attention tile term where k
+crosses a tile — and f the cost of one more sequential draft step), the best K per request
+solves a ratio maximization: Dinkelbach's method (Dinkelbach 1967) iterates
+    K_i = argmax_k E_i(k) - g·C_i(k)  (for a fixed bound m on max K),   g <- Σ E_i(K_i) / T(K),
 which increases g monotonically to the optimum for that m; every m in 0..max_k is tried at once
 (arrays [m, request, k]) and the best kept. Per step (one K for the batch, as vLLM requires), the
 candidates are just K = 0..max_k.
@@ -25,9 +26,19 @@ class Choice(NamedTuple):
     seconds: float  # expected step time at ks
 
 
+def cost_table(draft_cost: np.ndarray, width: int) -> np.ndarray:  # [n, width]
+    """C_i(k): a table as it is, or per-draft costs c_i [n] as c_i·k."""
+    if draft_cost.ndim == 2:
+        return draft_cost
+    return draft_cost[:, None] * np.arange(width)[None, :]
+
+
 def step_seconds(base: float, draft_cost: np.ndarray, step_cost: float, ks: np.ndarray) -> float:
-    """T(K) = base + Σ c_i K_i + f·max K_i."""
-    return base + float(np.dot(draft_cost, ks)) + step_cost * (float(ks.max()) if len(ks) else 0)
+    """T(K) = base + Σ C_i(K_i) + f·max K_i. draft_cost: C [n, M + 1], or c [n] (C_i(k) = c_i·k)."""
+    width = int(ks.max()) + 1 if len(ks) else 1
+    table = cost_table(draft_cost, width)
+    added = float(table[np.arange(len(ks)), ks].sum()) if len(ks) else 0.0
+    return base + added + step_cost * (float(ks.max()) if len(ks) else 0)
 
 
 def evaluate(tokens: np.ndarray, base: float, draft_cost: np.ndarray, step_cost: float,
@@ -41,7 +52,7 @@ def evaluate(tokens: np.ndarray, base: float, draft_cost: np.ndarray, step_cost:
 def best_per_request(
     tokens: np.ndarray,  # [n, M + 1] expected tokens per request and K
     base: float,  # T with every K = 0
-    draft_cost: np.ndarray,  # [n] seconds per draft token of each request (c_i)
+    draft_cost: np.ndarray,  # [n, M + 1] seconds request i's k drafts add (C_i), or [n] c_i
     step_cost: float,  # seconds per sequential draft step (f)
     caps: np.ndarray,  # [n] int: most K each request may draft
 ) -> Choice:
@@ -51,14 +62,15 @@ def best_per_request(
     bounds = np.arange(width)[:, None]  # [m, 1]: the bound on max K tried
     allowed = karr[None, None, :] <= np.minimum(bounds, caps[None, :])[:, :, None]  # [m, n, k]
     g = np.full(width, tokens[:, 0].sum() / max(base, 1e-9))  # [m] start: plain decoding
-    cost = draft_cost[:, None] * karr[None, :]  # [n, k]
+    cost = cost_table(draft_cost, width)  # [n, k]
     ks = np.zeros((width, n), dtype=np.int64)
     for _ in range(DINKELBACH_ITERATIONS):
         score = tokens[None] - g[:, None, None] * cost[None]  # [m, n, k]
         score = np.where(allowed, score, -np.inf)
         ks = score.argmax(axis=-1)  # [m, n]
         got = np.take_along_axis(tokens[None].repeat(width, 0), ks[..., None], -1)[..., 0]
-        t = base + (draft_cost[None] * ks).sum(-1) + step_cost * ks.max(-1)  # [m]
+        added = np.take_along_axis(cost[None].repeat(width, 0), ks[..., None], -1)[..., 0]
+        t = base + added.sum(-1) + step_cost * ks.max(-1)  # [m]
         g = got.sum(-1) / np.maximum(t, 1e-9)
     best = int(np.argmax(g))
     return evaluate(tokens, base, draft_cost, step_cost, ks[best])
@@ -79,22 +91,23 @@ def best_per_step(
 
 def refine(
     tokens: np.ndarray,  # [n, M + 1]
-    draft_cost: np.ndarray,  # [n]
+    draft_cost: np.ndarray,  # [n, M + 1] C_i(k), or [n] c_i
     kept: Choice,  # the current K vector and its goodput g
     best: np.ndarray,  # [n] the optimizer's K vector
     margin: float,
 ) -> np.ndarray:  # [n]
     """Per-request hysteresis when the whole batch is not worth a switch: request i moves from
     its current K to the optimizer's (never above the current max K, whose draft steps are paid
-    anyway) when its own Dinkelbach score E_i(k) - g·c_i·k improves by more than `margin` x its
+    anyway) when its own Dinkelbach score E_i(k) - g·C_i(k) improves by more than `margin` x its
     current expected tokens. A request that stopped accepting drops to K = 0 even when its share
     of the batch's goodput is below the batch-level margin."""
     ks = kept.ks.copy()
     bound = int(ks.max()) if len(ks) else 0
     rows = np.arange(len(ks))
     target = np.minimum(best, bound)
-    score_now = tokens[rows, ks] - kept.goodput * draft_cost * ks
-    score_new = tokens[rows, target] - kept.goodput * draft_cost * target
+    cost = cost_table(draft_cost, tokens.shape[1])  # [n, M + 1]
+    score_now = tokens[rows, ks] - kept.goodput * cost[rows, ks]
+    score_new = tokens[rows, target] - kept.goodput * cost[rows, target]
     move = score_new - score_now > margin * tokens[rows, ks]
     ks[move] = target[move]
     return ks

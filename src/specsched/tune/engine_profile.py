@@ -1,11 +1,15 @@
 """Profile the reference engine: the `measure` callback of `specsched.planner.run_profile`.
 
-Timing point (B, ctx, K): B prompts of exactly ctx tokens sharing a ctx - 16 token prefix of real
-text (one prefill per context thanks to prefix caching; an untimed warm pass fills the cache),
-decoded greedily with K forced for every step (static schedule; K = 0 is plain decoding). The
-first `warmup` all-decoding steps are dropped, the next `repeats` are timed: t_step = wall time of
-`LLMEngine.step()`, t_draft / t_verify = its draft and target-forward phases (the engine's
-`RunStats` split). Medians and interquartile ranges go into the profile (`Stat.from_samples`).
+Timing points (B, ctx, every K): B prompts of exactly ctx tokens sharing a ctx - 16 token prefix
+of real text (one prefill per context thanks to prefix caching; an untimed warm pass fills the
+cache), decoded greedily with K forced for every step (static schedule; K = 0 is plain decoding).
+The Ks of one (B, ctx) are measured together in `rounds` interleaved rounds, the K order rotating
+from round to round, so a slow minute of the machine (this VM's step time drifts by 10-20 %
+between minutes) hits every K alike instead of one K's whole block: the planner divides step
+times by each other. Per round and K the first `warmup` all-decoding steps are dropped, the next
+`repeats` are timed: t_step = wall time of `LLMEngine.step()`, t_draft / t_verify = its draft and
+target-forward phases (the engine's `RunStats` split). Medians and interquartile ranges over all
+rounds go into the profile (`Stat.from_samples`).
 
 Acceptance point (ctx, K_max): `acceptance_prompts` requests, each its own text of exactly ctx
 tokens (the corpus, or the user's `prompts_file`; `tune.acceptance_prompts`), decoded with the
@@ -20,6 +24,7 @@ arXiv:2408.11049).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +61,9 @@ class EngineProfileConfig:
     dtype: str = "float32"
     device: str = "cpu"
     threads: int | None = 1
-    repeats: int = 5
-    warmup: int = 2
+    repeats: int = 5  # timed steps per point and round
+    warmup: int = 2  # dropped steps per point and round
+    rounds: int = 3  # interleaved rounds over the Ks of one (batch, context)
     acceptance_tokens: int = 128  # generated tokens per request for an acceptance point
     acceptance_prompts: int = 16  # requests (distinct texts) per acceptance point
     prompts_file: str | None = None  # the user's text for acceptance (None: the corpus)
@@ -72,7 +78,7 @@ class EngineProfileConfig:
             raise UserError("profiling needs a drafter: streaming, ngram or model:PATH")
         if self.acceptance_prompts < 2:
             raise UserError("--acceptance-prompts must be >= 2 (a spread needs two requests)")
-        for name in ("repeats", "acceptance_tokens", "max_num_batched_tokens"):
+        for name in ("repeats", "rounds", "acceptance_tokens", "max_num_batched_tokens"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be >= 1")
         if self.warmup < 0:
@@ -129,10 +135,15 @@ class EngineProfiler:
                             f"context {grid.contexts[-1]} (needs {cfg.max_model_len(grid)})")
         self._pieces: list[int] | None = None
 
-    def __call__(self, point: MeasurePoint) -> TimingPoint | AcceptancePoint:
-        if point.kind is PointKind.ACCEPTANCE:
-            return self.acceptance(point.ctx, point.k)
-        return self.timing(point.batch_size, point.ctx, point.k)
+    def __call__(self, unit: Sequence[MeasurePoint]) -> list[TimingPoint | AcceptancePoint]:
+        """One measurement unit of `run_profile`: an acceptance point, or timing points that
+        share a batch size and context."""
+        if unit[0].kind is PointKind.ACCEPTANCE:
+            return [self.acceptance(p.ctx, p.k) for p in unit]
+        b, c = unit[0].batch_size, unit[0].ctx
+        if any(p.kind is not PointKind.TIMING or (p.batch_size, p.ctx) != (b, c) for p in unit):
+            raise ValueError(f"a timing unit shares one batch size and context: {unit}")
+        return list(self.timings(b, c, [p.k for p in unit]))
 
     def _prompts(self, batch_size: int, ctx: int) -> list[list[int]]:
         if self._pieces is None:
@@ -148,9 +159,21 @@ class EngineProfiler:
             return None
         return dataclasses.replace(self.cfg.speculative, policy=PolicyConfig.constant(k))
 
-    def timing(self, batch_size: int, ctx: int, k: int) -> TimingPoint:
+    def timings(self, batch_size: int, ctx: int, ks: Sequence[int]) -> list[TimingPoint]:
+        """Every K of (batch_size, ctx), measured in interleaved rounds (see module doc)."""
         c = self.cfg
         prompts = self._prompts(batch_size, ctx)
+        steps: dict[int, list[Any]] = {k: [] for k in ks}
+        for r in range(c.rounds):
+            shift = r % len(ks)
+            for k in [*ks[shift:], *ks[:shift]]:  # no K always first after a pause
+                steps[k].extend(self._timed_steps(prompts, batch_size, ctx, k))
+        return [self._timing_point(batch_size, ctx, k, steps[k]) for k in ks]
+
+    def _timed_steps(self, prompts: list[list[int]], batch_size: int, ctx: int,
+                     k: int) -> list[Any]:
+        """One round of K: `warmup` dropped, then `repeats` timed all-decoding steps."""
+        c = self.cfg
         need = c.warmup + c.repeats
         max_tokens = (need + 2) * (k + 1) + 1  # never caps K within the timed steps
 
@@ -165,14 +188,17 @@ class EngineProfiler:
         if len(steps) < need:
             raise RuntimeError(f"only {len(steps)} decode steps at K={k} (batch {batch_size}, "
                                f"ctx {ctx}); expected {need}")
+        return steps[c.warmup:need]
+
+    @staticmethod
+    def _timing_point(batch_size: int, ctx: int, k: int, steps: Sequence[Any]) -> TimingPoint:
         ms = [1000.0 * s.wall_s for s in steps]
         if k == 0:
-            return TimingPoint(batch_size, ctx, k, Stat.from_samples(ms, c.warmup))
+            return TimingPoint(batch_size, ctx, k, Stat.from_samples(ms))
         return TimingPoint(
-            batch_size, ctx, k, Stat.from_samples(ms, c.warmup),
-            t_verify_ms=Stat.from_samples([1000.0 * s.verify_s for s in steps], c.warmup),
-            t_draft_ms=Stat.from_samples([1000.0 * max(s.draft_s, 1e-6) for s in steps],
-                                         c.warmup),
+            batch_size, ctx, k, Stat.from_samples(ms),
+            t_verify_ms=Stat.from_samples([1000.0 * s.verify_s for s in steps]),
+            t_draft_ms=Stat.from_samples([1000.0 * max(s.draft_s, 1e-6) for s in steps]),
         )
 
     def _acceptance_prompts(self, ctx: int) -> list[list[int]]:

@@ -4,10 +4,11 @@ actually measured, progress as text, resume through `planner.run_profile`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from specsched.planner import (
     ProfileSource,
     TimingPoint,
     run_profile,
+    save_profile,
 )
 from specsched.tune.engine_profile import SUFFIX_TOKENS, EngineProfileConfig, EngineProfiler
 
@@ -46,11 +48,11 @@ class _DeferredProfiler:
         self.cfg, self.grid, self.get_llm = cfg, grid, get_llm
         self.profiler: EngineProfiler | None = None
 
-    def __call__(self, point: MeasurePoint) -> TimingPoint | AcceptancePoint:
+    def __call__(self, unit: Sequence[MeasurePoint]) -> list[TimingPoint | AcceptancePoint]:
         if self.profiler is None:
             llm = None if self.get_llm is None else self.get_llm()
             self.profiler = EngineProfiler(self.cfg, self.grid, llm)
-        return self.profiler(point)
+        return self.profiler(unit)
 
 
 def profile_engine(
@@ -68,7 +70,16 @@ def profile_engine(
             progress(done, total, describe_point(point))
 
     measure = _DeferredProfiler(cfg, grid, get_llm)
-    return run_profile(path, grid, engine_metadata(cfg), measure, progress=report)
+    profile = run_profile(path, grid, engine_metadata(cfg), measure, progress=report)
+    if measure.profiler is None:  # nothing measured now: the profile says what it said
+        return profile
+    q_tile = measure.profiler.llm.engine.attention_q_tile()
+    if q_tile == profile.metadata.attention_q_tile:
+        return profile
+    profile = dataclasses.replace(
+        profile, metadata=dataclasses.replace(profile.metadata, attention_q_tile=q_tile))
+    save_profile(profile, path)
+    return profile
 
 
 def _versions() -> dict[str, str]:
@@ -105,6 +116,7 @@ def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadat
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     text = (
         f"specsched profile --engine: repeats {cfg.repeats}, warm-up {cfg.warmup} steps, "
+        f"{cfg.rounds} rounds interleaving the Ks of each batch x context, "
         f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
         f"acceptance from {cfg.acceptance_prompts} requests x {cfg.acceptance_tokens} tokens "
         f"of {cfg.prompts_file or 'corpus'} text per context; load average at start "

@@ -3,6 +3,7 @@ checks, the coverage table for 0..max_k, export round trip, decision/outcome pai
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -53,7 +54,9 @@ def bad_profile(tmp_path: Path) -> str:
         (adaptive({"start_k": 0}), r"start_k must be in \[1, max_k=4\]"),
         (adaptive({"margin": True}), "margin must be a finite number"),
         (adaptive({"request_decay": 1.5}), r"request_decay must be in \(0, 1\]"),
-        (adaptive({"cost_prior": [1, 2]}), "cost_prior needs 7 coefficients"),
+        (adaptive({"cost_prior": [1, 2]}), r"cost_prior needs 8 coefficients \(7 from before"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 8, "q_tile": 0}}),
+         "cost_prior q_tile must be >= 1"),
         (adaptive({"cost_prior": {"coef": [0.01] * 7, "batch_range": [4, 1]}}),
          r"cost_prior batch_range must have 0 <= lo <= hi"),
         (adaptive({"cost_prior": {"coef": [0.01] * 7, "ctx_range": 512}}),
@@ -93,12 +96,17 @@ def test_valid_blocks() -> None:
                                     "cost_prior": {"coef": [0.01, 0, 0, 0.001, 0, 0, 0]}}))
     assert own.adaptive_config.acceptance_prior == ((100, (0.5,)),)
     assert own.adaptive_config.cost_prior.coef[0] == 0.01  # type: ignore[union-attr]
+    # seven coefficients (written before the tile term) read with the tile term at zero
+    assert own.adaptive_config.cost_prior.coef[7] == 0.0  # type: ignore[union-attr]
     # The profiled box travels with the cost prior (outside it the policy trusts it less).
     prior = a.cost_prior
     assert prior.batch_range is not None and prior.ctx_range is not None
     assert prior.verified_depths  # and where the profile verified its fit (the trust seed)
     boxed = config_from_obj(adaptive({"cost_prior": prior.to_json()}))
     assert boxed.adaptive_config.cost_prior == prior
+    tiled = dataclasses.replace(prior, q_tile=5)  # the attention tile term travels too
+    assert config_from_obj(adaptive({"cost_prior": tiled.to_json()})
+                           ).adaptive_config.cost_prior == tiled
     # The policy the scheduler class builds from it: adaptive, one K per step.
     built = PolicyConfig(schedule=cfg.schedule, kind=PolicyKind.ADAPTIVE, adaptive=a).build()
     assert built.max_k == 3 and not built.per_request  # type: ignore[attr-defined]

@@ -72,6 +72,19 @@ def preferred() -> bool:
     return bool(torch.cpu.get_capabilities().get("avx512_f"))
 
 
+LANES = 16  # query rows per vector (one AVX-512 register of fp32)
+
+
+def query_tile(num_heads: int, num_kv_heads: int, q: torch.Tensor, k_cache: torch.Tensor
+               ) -> int | None:
+    """How many query tokens per sequence fit one vector of lanes (16 // G) when attention on
+    these tensors takes the kernel, else None. Past it each context token costs a QK^T, exp and
+    P·V pass more (the step cost model's tile term, `policy.cost`)."""
+    if not (available(q, k_cache) and preferred()):
+        return None
+    return max(1, LANES // (num_heads // num_kv_heads))
+
+
 def fits(num_heads: int, num_kv_heads: int, query_len: int) -> bool:
     """Whether a sequence with `query_len` new tokens is within the kernel's row limit."""
     return (num_heads // num_kv_heads) * query_len <= MAX_ROWS

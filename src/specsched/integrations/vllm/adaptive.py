@@ -89,16 +89,26 @@ def _cost_prior(value: Any) -> StepCostModel:
     (`StepCostModel.to_json`; ranges and depths optional) or the coefficient list alone."""
     body = value if isinstance(value, Mapping) else {"coef": value}
     coef = body.get("coef")
-    if not isinstance(coef, (list, tuple)) or len(coef) != NUM_FEATURES:
+    if not isinstance(coef, (list, tuple)) or len(coef) not in (NUM_FEATURES - 1, NUM_FEATURES):
         raise UserError(f"specsched: adaptive cost_prior needs {NUM_FEATURES} coefficients "
-                        f"(StepCostModel.to_json), got {show_value(value)}")
+                        f"({NUM_FEATURES - 1} from before the tile term; StepCostModel.to_json), "
+                        f"got {show_value(value)}")
+    q_tile = body.get("q_tile")
     return StepCostModel(tuple(float(_number("cost_prior coef", c, "float")) for c in coef),
                          float(_number("cost_prior rel_rmse", body.get("rel_rmse", 0.0), "float")),
                          int(_number("cost_prior num_samples", body.get("num_samples", 0), "int")),
                          _typical(body.get("typical_seconds", 0.05)),
                          batch_range=_box("batch_range", body.get("batch_range")),
                          ctx_range=_box("ctx_range", body.get("ctx_range")),
-                         verified_depths=_depths(body.get("verified_depths", ())))
+                         verified_depths=_depths(body.get("verified_depths", ())),
+                         q_tile=None if q_tile is None else _q_tile(q_tile))
+
+
+def _q_tile(value: Any) -> int:
+    q = int(_number("cost_prior q_tile", value, "int"))
+    if q < 1:
+        raise UserError(f"specsched: adaptive cost_prior q_tile must be >= 1, got {q}")
+    return q
 
 
 def _depths(value: Any) -> tuple[tuple[int, int, int], ...]:
