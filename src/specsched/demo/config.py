@@ -93,9 +93,12 @@ class DemoConfig:
     warmup_steps: int = 2
     rounds: int = 3  # interleaving the Ks of each batch x context (the profile's step ratios)
     acceptance_tokens: int = 64
-    acceptance_prompts: int = 16  # tails of `acceptance_documents` documents per context
+    # tails of `acceptance_documents` documents per context: 32, not 16 — a 16-request sample
+    # misjudged how often a request accepts poorly (2 of 16 vs 3 of 64 in a sweep; BENCHMARKS
+    # 2026-12-02 eleventh stop), and one such request decides a B=4 wave's length
+    acceptance_prompts: int = 32
     acceptance_tail: int = 512
-    acceptance_documents: int = 4  # 4 documents x 4 tails (one document's acceptance misled)
+    acceptance_documents: int = 4  # 4 documents x 8 tails (one document's acceptance misled)
     scenarios: tuple[DemoScenario, ...] = field(default_factory=lambda: (
         DemoScenario("short", 512, 40),
         DemoScenario("long", 4096, 40),
