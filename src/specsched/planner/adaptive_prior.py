@@ -27,14 +27,12 @@ from specsched.policy.cost import StepCostModel, fit_step_cost, step_features
 TILE_EVIDENCE = 2.0  # x ln N: how much better a tile term must fit to be kept
 
 
-def _fit(profile: Profile, q_tile: int | None) -> tuple[StepCostModel, np.ndarray, float]:
-    """(model, features [N, F], relative residual sum of squares) for one tile size."""
+def _fit(profile: Profile, ys: np.ndarray, q_tile: int | None
+         ) -> tuple[StepCostModel, np.ndarray]:
+    """(model, features [N, F]) for one tile size; ys [N] the profile's step seconds."""
     xs = np.stack([step_features([t.ctx] * t.batch_size, [t.k] * t.batch_size, 0, q_tile)
                    for t in profile.timings])  # [N, F]
-    ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])  # [N]
-    fit = dataclasses.replace(fit_step_cost(xs, ys), q_tile=q_tile)
-    rss = float(np.sum(((xs @ np.asarray(fit.coef) - ys) / ys) ** 2))
-    return fit, xs, rss
+    return dataclasses.replace(fit_step_cost(xs, ys), q_tile=q_tile), xs
 
 
 def fit_profile_cost(profile: Profile) -> StepCostModel:
@@ -43,16 +41,17 @@ def fit_profile_cost(profile: Profile) -> StepCostModel:
     deepest K its fit is right up to (the trust region's seed)."""
     if not profile.timings:
         raise ValueError("the profile has no timing points")
+    ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])  # [N]
     known = profile.metadata.attention_q_tile
-    fit, xs, rss = _fit(profile, known)
-    n = len(profile.timings)
-    tiled = [] if known is not None else [  # first extra pass at K = q
-        _fit(profile, q) for q in range(2, profile.grid.ks[-1] + 1)]
-    if tiled:
-        best = min(tiled, key=lambda f: f[2])
-        if rss > 0 and (best[2] <= 0 or n * math.log(best[2] / rss) < -TILE_EVIDENCE * math.log(n)):
-            fit, xs, rss = best
-    ys = np.array([t.t_step_ms.median / 1000.0 for t in profile.timings])
+    fit, xs = _fit(profile, ys, known)
+    if known is None and profile.grid.ks[-1] >= 2:  # first extra pass at K = q
+        best = min((_fit(profile, ys, q) for q in range(2, profile.grid.ks[-1] + 1)),
+                   key=lambda f: f[0].rel_rmse)
+        # RSS = N * rel_rmse^2, so N ln(RSS ratio) = 2 N ln(rel_rmse ratio)
+        n = len(ys)
+        if fit.rel_rmse > 0 and (best[0].rel_rmse <= 0 or 2 * n * math.log(
+                best[0].rel_rmse / fit.rel_rmse) < -TILE_EVIDENCE * math.log(n)):
+            fit, xs = best
     steps: dict[tuple[int, int], list[tuple[int, float, float]]] = {}
     for t, x, y in zip(profile.timings, xs, ys, strict=True):
         steps.setdefault((t.batch_size, t.ctx), []).append((t.k, float(y), fit.predict(x)))
