@@ -469,8 +469,9 @@ def test_a_depth_that_pays_after_its_cap_resets_the_back_off() -> None:
     trust.timed(1, 0.10, *fixed(0.10), steps=0)
     trust.timed(3, 0.20, *fixed(0.14), steps=1)  # 1.43x: capped below 3 at once
     assert trust.cap(2) == 2 and trust.until == 1 + TRUST_COOLDOWN
-    trust.timed(2, 0.20, *fixed(0.12), steps=2)  # capped again: below 2, twice as long
-    assert trust.until == 2 + 2 * TRUST_COOLDOWN and trust.cooldown == 4 * TRUST_COOLDOWN
+    for step in (2, 3, 4):  # 1.17x three times: capped again, below 2, twice as long
+        trust.timed(2, 0.14, *fixed(0.12), steps=step)
+    assert trust.until == 4 + 2 * TRUST_COOLDOWN and trust.cooldown == 4 * TRUST_COOLDOWN
     trust.timed(2, 0.12, *fixed(0.12), steps=40)  # after the cooldown depth 2 pays
     trust.timed(3, 0.14, *fixed(0.14), steps=41)  # and depth 3
     assert trust.cap(42) == 4 and trust.cooldown == TRUST_COOLDOWN
@@ -554,3 +555,65 @@ def test_a_tile_cliff_in_the_cost_prior_keeps_k_below_it() -> None:
     _, table, _ = policy.costs([2000])  # type: ignore[attr-defined]
     steps = np.diff(table[0])  # [max_k]: what one more draft adds
     assert steps[3] == pytest.approx(steps[2] + 0.01 * 2.0)  # the pass over 2k context tokens
+
+
+def test_a_slow_minute_lifts_the_cap_it_caused_instead_of_cascading() -> None:
+    """The clean-clone demo of 2026-12-02 (B=1 x ctx 512): a slow minute made K = 5, 4, 3, 2
+    overrun one after another; each capped its depth at once and doubled the cooldown, and the
+    cell drafted K = 1 for the rest of the run. A depth that overruns just after the depth above
+    it was capped, by about as much, says the machine slowed: the cap is lifted and later steps
+    are judged at the new speed. A depth below the cap that costs what the model says keeps the
+    cap (the overrun was the deeper depth's own)."""
+    from specsched.policy.adaptive_trust import TRUST_COOLDOWN, TrustRegion
+
+    trust = TrustRegion()
+    trust.verified = 5
+    trust.timed(1, 0.040, *fixed(0.040), steps=0)
+    trust.timed(5, 0.101, *fixed(0.075), steps=1)  # the slow minute: 1.35x, capped at once
+    assert trust.cap(2) == 4
+    trust.timed(4, 0.088, *fixed(0.065), steps=3)  # 1.35x as well: the machine, not depth 5
+    assert trust.cap(4) == 6 and trust.cooldown == TRUST_COOLDOWN
+    trust.timed(5, 0.101, *fixed(0.075), steps=4)  # judged at the new speed: it pays
+    assert trust.cap(5) == 6 and trust.verified == 5
+    deep = TrustRegion()  # depth 5 alone overran: depth 4 costs what the model says
+    deep.verified = 5
+    deep.timed(1, 0.040, *fixed(0.040), steps=0)
+    deep.timed(5, 0.101, *fixed(0.075), steps=1)
+    deep.timed(4, 0.066, *fixed(0.065), steps=2)
+    assert deep.cap(3) == 4 and deep.until == 1 + TRUST_COOLDOWN
+
+
+class SlowMinute:
+    """The truth `base`, `factor` times slower for the simulated steps [lo, hi)."""
+
+    def __init__(self, base: StepCostModel, lo: int, hi: int, factor: float) -> None:
+        self.base, self.lo, self.hi, self.factor = base, lo, hi, factor
+        self.features = base.features
+        self.steps = 0
+
+    def predict(self, x: np.ndarray) -> float:
+        slow = self.lo <= self.steps < self.hi
+        self.steps += 1
+        return self.base.predict(x) * (self.factor if slow else 1.0)
+
+
+@pytest.mark.parametrize(("lo", "hi", "factor"), [(8, 14, 1.35), (10, 20, 1.5)])
+def test_a_slow_minute_does_not_lock_a_well_accepting_cell_at_k1(lo: int, hi: int,
+                                                                 factor: float) -> None:
+    """Simulator: two sequential 64-token requests at B=1, deep drafts pay, and 6-10 steps run
+    1.35-1.5x slower. Before the cascade rule the adaptive arm ran K = 1 for the rest of both
+    requests (0.77-0.80x the best static K, means of 10 seeds; K = 1 on 411 of ~550 steps)."""
+    wl = workload(2, 1, 512, 64, 0.93)
+    seeds = range(10)
+
+    def truth() -> Any:
+        return SlowMinute(FAST, lo, hi, factor)
+
+    statics = [float(np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth(), seed=s,
+                                       noise=0.05).goodput for s in seeds])) for k in range(5)]
+    assert int(np.argmax(statics)) == 4  # the setup: deep drafts pay despite the slow minute
+    runs = [run(wl, adaptive(profiled_fast(), 0.93, schedule=Schedule.constant(1)), truth(),
+                seed=s) for s in seeds]
+    assert np.mean([g for g, _ in runs]) >= 0.95 * statics[4]
+    k1 = sum(d.step_k == 1 for _, decisions in runs for d in decisions)
+    assert k1 <= 0.15 * sum(len(decisions) for _, decisions in runs)  # (K = 1: slow starts)

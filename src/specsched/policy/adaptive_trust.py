@@ -95,7 +95,9 @@ class TrustRegion:
     allowed: the guard judges drafting at all), after which a model that learned from those
     steps may try k again. A depth above the last ceiling that then pays resets the back-off:
     in a long-lived policy (a server; the grid's warm arm) one-step false caps on a noisy VM
-    otherwise add up to 48-step cooldowns that hold a well-accepting cell at K = 1.
+    otherwise add up to 48-step cooldowns that hold a well-accepting cell at K = 1. A depth that
+    overruns right below a depth just capped, by about as much, lifts that cap instead of adding
+    its own (`_slowed`): the machine slowed, and the cell is judged at its new speed.
     A depth is judged relative to the cell's K = 1 steps (the model's time over the measured
     time at k, divided by the same at K = 1, when the cell has K = 1 steps): the question is
     whether the EXTRA cost of drafting deeper is what the model says. On this VM the whole step
@@ -114,8 +116,8 @@ class TrustRegion:
     accepting every draft and ran K = 1 for 40 steps.
     """
 
-    __slots__ = ("_evidence", "_ref_seconds", "_ref_x", "ceiling", "cooldown", "until",
-                 "verified")
+    __slots__ = ("_before_cap", "_cap_ratio", "_evidence", "_rebase", "_ref_seconds", "_ref_x",
+                 "ceiling", "cooldown", "until", "verified")
 
     def __init__(self) -> None:
         self.verified = 0  # deepest K that paid
@@ -126,6 +128,10 @@ class TrustRegion:
         # the cell's K = 1 steps: decayed sums of measured seconds and of their features
         self._ref_seconds = 0.0
         self._ref_x: np.ndarray | None = None  # [F]
+        self._rebase = 1.0  # the machine's speed without K = 1 steps (see `_slowed`)
+        # the last cap: the judged ratio of the capped depth and the state before it
+        self._cap_ratio = 0.0
+        self._before_cap: tuple[int, int, int, int] = (0, 0, 0, TRUST_COOLDOWN)
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
@@ -135,8 +141,28 @@ class TrustRegion:
         """The model's time for the cell's recent K = 1 steps over their measured time (1
         without K = 1 steps: depths are then judged on absolute time)."""
         if self._ref_x is None or self._ref_seconds <= 0:
-            return 1.0
+            return self._rebase
         return predict(self._ref_x) / self._ref_seconds
+
+    def _slowed(self, k: int, ratio: float, steps: int) -> bool:
+        """Depth k overran just after depth k + 1 was capped, and by about as much (within the
+        trust margin): the machine slowed, not depth k + 1. A step's cost rises with K, so an
+        overrun of the model's extra cost per draft grows with depth; a slow minute on this VM
+        (+30-50 %) makes every depth overrun alike. Judged one depth at a time it capped
+        K = 5, 4, 3, 2 on one step each and doubled the cooldown at each, so the cell ran K = 1
+        for the rest of the run (the clean-clone demo of 2026-12-02, B=1 x ctx 512: K = 1 on 25
+        of 38 steps while 93 % of the first drafts were accepted)."""
+        return (steps < self.until and self.ceiling == k
+                and ratio <= self._cap_ratio / (1.0 - TRUST_MARGIN))
+
+    def _adopt_speed(self, ratio: float) -> None:
+        """The machine now runs at `ratio` of the speed the cell's K = 1 steps said: they are
+        rescaled (or, without them, the absolute reference), so later depths are judged at
+        today's speed until new K = 1 steps say otherwise."""
+        if self._ref_x is None or self._ref_seconds <= 0:
+            self._rebase *= ratio
+        else:
+            self._ref_seconds /= ratio
 
     def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int,
               may_cap: bool = True) -> None:
@@ -162,7 +188,14 @@ class TrustRegion:
             self.verified = max(self.verified, k)
             if k > self.ceiling:  # the depth once capped paid after all: the back-off resets
                 self.cooldown = TRUST_COOLDOWN
+        elif self._slowed(k, ratio, steps):  # not an overrun of depth k + 1: lift its cap
+            self._adopt_speed(ratio)
+            self.verified, self.ceiling, self.until, self.cooldown = self._before_cap
+            for deeper in [d for d in self._evidence if d >= k]:
+                del self._evidence[deeper]  # judged afresh at the new speed
         elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
+            self._cap_ratio = ratio
+            self._before_cap = (self.verified, self.ceiling, self.until, self.cooldown)
             self.ceiling, self.until = k - 1, steps + self.cooldown
             self.cooldown = min(self.cooldown * 2, TRUST_COOLDOWN * MAX_BACKOFF)
             self.verified = min(self.verified, k - 1)
