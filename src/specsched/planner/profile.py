@@ -153,6 +153,10 @@ class AcceptancePoint:
     workload whose outputs are shorter or longer than the profile's is predicted with the
     acceptance of the positions it reaches (greedy text drifts into repetition: the SmolLM2
     profile's tokens 40-63 accepted 10-15 % more per verify than its first 40).
+
+    `persistence` (optional): the split-half reliability of the requests' tokens per verify
+    (`planner.acceptance_persistence`), the share of their measured spread that is their own
+    rather than sampling noise; a simulation scales measured deviations by its square root.
     """
 
     ctx: int
@@ -165,6 +169,7 @@ class AcceptancePoint:
     ci_level: float = 0.95
     requests: tuple[tuple[float, ...], ...] = ()
     by_output: tuple[OutputSegment, ...] = ()
+    persistence: float | None = None
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
@@ -186,6 +191,8 @@ class AcceptancePoint:
                             f"{len(self.requests)} requests are stored")
         if self.num_requests < 0:
             raise UserError(f"{where}: num_requests must be >= 0, got {self.num_requests}")
+        if self.persistence is not None and not 0.0 <= self.persistence <= 1.0:
+            raise UserError(f"{where}: persistence must be in [0, 1], got {self.persistence}")
         starts = [seg.start for seg in self.by_output]
         if starts and (starts[0] != 0 or starts != sorted(set(starts))):
             raise UserError(f"{where}: by_output segments must start at 0 and increase, got "

@@ -11,7 +11,8 @@ version 1 files, which lack the optional per-request acceptance keys, load uncha
      "acceptance": [{"ctx", "a": [a_1, .., a_K], "n",
                      optional: "num_requests", "spread": [..], "ci_level", "ci_lo": [..],
                      "ci_hi": [..], "requests": [[a_1, .., a_K], ..],
-                     "by_output": [{"start", "verifies", "a": [..]}, ..]}, ..]}
+                     "by_output": [{"start", "verifies", "a": [..]}, ..],
+                     "persistence": R}, ..]}
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def acceptance_to_obj(a: AcceptancePoint) -> dict[str, Any]:
     if a.by_output:
         obj["by_output"] = [{"start": g.start, "verifies": g.verifies, "a": list(g.a)}
                             for g in a.by_output]
+    if a.persistence is not None:
+        obj["persistence"] = a.persistence
     return obj
 
 
@@ -218,10 +221,11 @@ def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
     raw_segments = _get(obj, "by_output", where, list, optional=True) or []
     segments = tuple(segment_from_obj(g, f"{where}.by_output[{i}]")
                      for i, g in enumerate(raw_segments))
+    persistence = _get(obj, "persistence", where, (int, float), optional=True)
     try:
         return AcceptancePoint(ctx, a, n, num_requests, opt["spread"], opt["ci_lo"],
                                opt["ci_hi"], 0.95 if level is None else float(level), requests,
-                               segments)
+                               segments, None if persistence is None else float(persistence))
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
 

@@ -201,7 +201,9 @@ def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: ra
                        quantile: float = 0.5) -> tuple[float, ...]:
     """One request's conditional acceptance per position at `ctx`: the profile's rates (at
     `quantile`, linear in log ctx) moved by a measured request's deviation from its context's
-    mean (the nearest measured context; `spread` None), or by spread·z (z ~ N(0, 1))."""
+    mean (the nearest measured context; `spread` None) times the square root of the context's
+    `persistence` where measured (the deviation's own part, not its sampling noise), or by
+    spread·z (z ~ N(0, 1))."""
     max_k = max(profile.grid.ks[-1], 1)
     points = profile.acceptance
     if not points:
@@ -213,6 +215,8 @@ def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: ra
     if len(near.requests) < 2:
         return tuple(float(x) for x in mean)
     dev = _deviations(near)[rng.randrange(len(near.requests))]  # [k]
+    if near.persistence is not None:
+        dev = dev * math.sqrt(near.persistence)
     dev = np.pad(dev, (0, max(0, max_k - len(dev))), mode="edge")[:max_k]
     prefix = np.clip(np.cumprod(mean) + dev, 0.0, 1.0)
     return conditional_from_prefix_rates(prefix.tolist())

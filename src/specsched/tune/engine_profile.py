@@ -44,6 +44,7 @@ from specsched.planner import (
     TimingPoint,
 )
 from specsched.planner.acceptance_ci import Snapshot, output_segments, summarize_requests
+from specsched.planner.acceptance_persistence import persistence
 from specsched.policy import PolicyConfig
 from specsched.tune.acceptance_prompts import acceptance_prompts, load_prompt_tokens
 
@@ -239,4 +240,5 @@ class EngineProfiler:
             point = summarize_requests(ctx, drafted, accepted, k_max)
         except ValueError as exc:
             raise RuntimeError(f"{exc} (decode more --acceptance-tokens per request)") from None
-        return dataclasses.replace(point, by_output=output_segments(snapshots, k_max))
+        return dataclasses.replace(point, by_output=output_segments(snapshots, k_max),
+                                   persistence=persistence(snapshots))
