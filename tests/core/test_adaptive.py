@@ -497,6 +497,50 @@ def test_a_first_draft_step_may_verify_a_depth_but_not_cap_it() -> None:
     assert trust.cap(5) == 1
 
 
+def test_refill_steps_with_prefill_rows_do_not_cap_a_depth() -> None:
+    """Continuous batching: a request joins when one finishes, and its prefill rows ride in a
+    step with the others' drafts. The profile's fit (which judges depths) has no prefill term;
+    here 16 prefill tokens make a step ~1.5x dearer than its decode features say (the clean-clone
+    demo of 2026-12-02, B=4 x ctx 512: 69 ms where the fit said ~40, K = 1 for 12 steps while
+    every draft was accepted). Such steps may verify a depth, never cap one: the policy keeps
+    the best K (before: K = 1-3 on ~21 % of the steps, 0.97x the best static K)."""
+    truth = dataclasses.replace(FAST, coef=(*FAST.coef[:6], 0.0015, 0.0))
+    wl = Workload(tuple(SimRequest(600, 20 + 7 * (i % 6), ((0, (0.95,) * 4),))
+                        for i in range(24)), 4, prefill_tokens=16)
+    seeds = range(6)
+    statics = [float(np.mean([run(wl, PolicyConfig.constant(k), truth, seed=s)[0]
+                              for s in seeds])) for k in range(5)]
+    assert int(np.argmax(statics)) == 4  # the setup: K = 4 is best
+    runs = [run(wl, adaptive(profiled_fast(), 0.95, schedule=Schedule.constant(4)), truth,
+                seed=s) for s in seeds]
+    assert np.mean([g for g, _ in runs]) >= 0.985 * statics[4]
+    shallow = sum(1 <= d.step_k <= 3 for _, ds in runs for d in ds[2:])  # after the slow start
+    assert shallow <= 0.05 * sum(len(ds) for _, ds in runs)
+
+
+def test_a_cap_judged_without_a_k1_reference_is_lifted_when_k1_shows_the_machine_slowed() -> None:
+    """B=4 x ctx 512, the demo's text, 2026-12-03: the cell's only K = 1 step was a first draft
+    (no speed reference), three K = 2 steps at 76-91 ms were judged against the profile's fit
+    alone and capped the cell; the K = 1 steps that followed ran 82-86 ms where the first had
+    run 58. Against them K = 2 costs what the model says: the cap lifts. A real overrun (K = 1
+    still at the model's time) stays capped, and so does a marginal one within step noise."""
+    from specsched.policy.adaptive_trust import TrustRegion
+
+    def capped_then(k1_seconds: float, k2_seconds: float = 0.084) -> TrustRegion:
+        trust = TrustRegion()
+        trust.verified = 4  # opened at the profile's depth
+        trust.timed(1, 0.058, *fixed(0.058), steps=0, may_cap=False)  # a first draft
+        for step in (1, 2, 3):
+            trust.timed(2, k2_seconds, *fixed(0.070), steps=step)  # 1.2x the model
+        assert trust.cap(4) == 1  # the setup: capped
+        trust.timed(1, k1_seconds, *fixed(0.058), steps=4)
+        return trust
+
+    assert capped_then(0.084).cap(5) == 5  # K = 1 1.45x the model now too: lifted
+    assert capped_then(0.058).cap(5) == 1  # K = 1 as modelled: a real overrun, kept
+    assert capped_then(0.061, 0.079).cap(5) == 1  # 0.886 -> 0.93 against K = 1: kept
+
+
 def test_a_machine_twice_as_fast_as_its_profile_drafts_deep() -> None:
     """Simulator: the truth costs half of what the profile's model says (FAST halved), two
     sequential 64-token requests at B=1, deep drafts pay. The cell opens at the profile's depth

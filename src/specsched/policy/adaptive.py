@@ -302,9 +302,16 @@ class AdaptivePolicy:
         if seconds is None or seconds <= 0:
             return
         x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
+        # a step that also ran prefill rows (a request joining the batch: its prompt's uncached
+        # tail, a chunk) costs more than its decode features say, and the profile's fit that
+        # judges depths never saw prefill (its term is ~0): at B=4 x ctx 512 on the AVX-512 EPYC
+        # (the clean-clone demo of 2026-12-02) a refill step of 2 decoding rows at K = 2 plus 2
+        # joining requests ran 69 ms where the fit said ~40, and capped the cell at K = 1 for
+        # 12 steps while every draft was accepted. Such a step may verify a depth, not cap one.
+        clean = not first_draft and outcome.num_prefill_tokens == 0
         if pending is not None:
             self._trust.observe(pending[0], outcome, seconds, x, self._shape,
-                                self.cell_state[pending[0]].steps, may_cap=not first_draft)
+                                self.cell_state[pending[0]].steps, may_cap=clean)
         nospec = b / self.cost.predict(self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:

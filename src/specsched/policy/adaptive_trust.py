@@ -28,6 +28,10 @@ JUDGE_STEPS = 3  # steps at a depth before an overrun is believed (unless it is 
 CLEAR_LOSS = 0.8  # one step over 1 / 0.8 = 1.25x the model's time is an overrun at once
 TRUST_COOLDOWN = 12  # cell steps a depth stays capped the first time (doubling per repeat)
 JUDGE_DECAY = 0.8  # weight of a depth's older steps per new one
+# a capped depth re-judged against newer K = 1 steps is lifted when it now reads at least the
+# model's time: hysteresis over the 1 - TRUST_MARGIN that capped it, so +-5 % step noise does
+# not lift a real overrun (of 0.85-0.9) to be paid for again
+LIFT_RATIO = 1.0
 
 Predict = Callable[[np.ndarray], float]  # the step cost model: features [F] -> seconds
 
@@ -116,8 +120,19 @@ class TrustRegion:
     accepting every draft and ran K = 1 for 40 steps.
     """
 
-    __slots__ = ("_before_cap", "_cap_ratio", "_evidence", "_rebase", "_ref_seconds", "_ref_x",
-                 "ceiling", "cooldown", "until", "verified")
+    __slots__ = (
+        "_before_cap",
+        "_cap_ratio",
+        "_cap_raw",
+        "_evidence",
+        "_rebase",
+        "_ref_seconds",
+        "_ref_x",
+        "ceiling",
+        "cooldown",
+        "until",
+        "verified",
+    )
 
     def __init__(self) -> None:
         self.verified = 0  # deepest K that paid
@@ -131,6 +146,7 @@ class TrustRegion:
         self._rebase = 1.0  # the machine's speed without K = 1 steps (see `_slowed`)
         # the last cap: the judged ratio of the capped depth and the state before it
         self._cap_ratio = 0.0
+        self._cap_raw = 0.0  # the capped depth's model time over measured time, speed-free
         self._before_cap: tuple[int, int, int, int] = (0, 0, 0, TRUST_COOLDOWN)
 
     def cap(self, steps: int) -> int:
@@ -164,6 +180,22 @@ class TrustRegion:
         else:
             self._ref_seconds /= ratio
 
+    def _rejudged(self, predict: Predict, steps: int) -> bool:
+        """A depth capped while the cell had no (or an older) K = 1 speed reference costs what
+        the model says against the K = 1 steps measured since: the machine had slowed, the
+        depth had not overrun. On this VM a step's time drifts 15-40 % within a minute: at
+        B=4 x ctx 512 (the demo's text, 2026-12-03) three K = 2 steps at 76-91 ms were judged
+        against the profile alone (the cell's only K = 1 step was a first draft), capped, and
+        the K = 1 steps that followed ran 82-86 ms where the first had run 58: K = 2 had cost
+        what the model said at the machine's new speed."""
+        return (steps < self.until and self._cap_raw > 0
+                and self._cap_raw / self._speed(predict) >= LIFT_RATIO)
+
+    def _lift(self) -> None:
+        """Undo the last cap: the state before it returns (its cooldown included)."""
+        self.verified, self.ceiling, self.until, self.cooldown = self._before_cap
+        self._cap_raw = 0.0
+
     def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int,
               may_cap: bool = True) -> None:
         """A step drafting k deep took `seconds`; x [F] its features, `predict` the cost model
@@ -180,6 +212,8 @@ class TrustRegion:
                 d = JUDGE_DECAY
                 self._ref_seconds = self._ref_seconds * d + seconds
                 self._ref_x = x.copy() if self._ref_x is None else self._ref_x * d + x
+                if self._rejudged(predict, steps):
+                    self._lift()
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
         ev.add(seconds, predict(x) / self._speed(predict))  # the model's time at K = 1's speed
@@ -190,11 +224,12 @@ class TrustRegion:
                 self.cooldown = TRUST_COOLDOWN
         elif self._slowed(k, ratio, steps):  # not an overrun of depth k + 1: lift its cap
             self._adopt_speed(ratio)
-            self.verified, self.ceiling, self.until, self.cooldown = self._before_cap
+            self._lift()
             for deeper in [d for d in self._evidence if d >= k]:
                 del self._evidence[deeper]  # judged afresh at the new speed
         elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
             self._cap_ratio = ratio
+            self._cap_raw = ratio * self._speed(predict)
             self._before_cap = (self.verified, self.ceiling, self.until, self.cooldown)
             self.ceiling, self.until = k - 1, steps + self.cooldown
             self.cooldown = min(self.cooldown * 2, TRUST_COOLDOWN * MAX_BACKOFF)
