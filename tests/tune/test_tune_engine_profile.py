@@ -16,6 +16,8 @@ from specsched.planner import (
     PointKind,
     ProfileGrid,
     ProfileSource,
+    Stat,
+    TimingPoint,
     load_profile,
     progress_path,
     run_profile,
@@ -187,3 +189,52 @@ def test_drive_stop_aborts_and_leaves_engine_usable(llm: Any) -> None:
     assert decode and all(s.routed_k == 2 and s.draft_s > 0 for s in decode)
     again = drive(llm.engine, prompts[:1], SamplingParams(max_tokens=4, ignore_eos=True))
     assert len(again.seqs[0].output_token_ids) == 4
+
+
+def _unit(b: int, c: int, ks: list[int], rel: float) -> list[TimingPoint]:
+    """Timing points of one unit whose every K has relative IQR `rel`."""
+    return [TimingPoint(b, c, k, Stat(10.0 * (k + 1), rel * 10.0 * (k + 1), 6)) for k in ks]
+
+
+def test_unit_noise_is_the_median_relative_iqr_over_the_ks() -> None:
+    from specsched.tune.engine_profile import unit_noise
+
+    pts = [TimingPoint(1, 16, k, Stat(m, s, 6))
+           for k, (m, s) in enumerate([(10.0, 1.0), (20.0, 8.0), (40.0, 2.0)])]
+    assert unit_noise(pts) == pytest.approx(0.1)  # 0.05, 0.1, 0.4 -> the middle one
+    assert unit_noise(pts[:2]) == pytest.approx(0.25)  # even count: mean of the middle two
+
+
+def test_a_noisy_unit_is_measured_again_and_the_quietest_attempt_kept(llm: Any) -> None:
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    grid = ProfileGrid((1, 2), (16, 48), (0, 1, 2))
+
+    def profiler_with(noise: list[float], **kw: Any) -> tuple[EngineProfiler, list[float]]:
+        cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), **kw)
+        prof = EngineProfiler(cfg, grid, llm)
+        left = list(noise)
+        prof._attempt = lambda b, c, ks: _unit(b, c, list(ks), left.pop(0))  # type: ignore
+        return prof, left
+
+    # noisy, noisier, quiet: three attempts, the quiet one kept
+    prof, left = profiler_with([0.30, 0.40, 0.05])
+    pts = prof.timings(2, 48, [0, 1, 2])
+    assert left == [] and prof.remeasured == 2
+    assert [p.t_step_ms.spread / p.t_step_ms.median for p in pts] == pytest.approx([0.05] * 3)
+    # a quiet first attempt is not repeated
+    prof, left = profiler_with([0.05, 0.01])
+    prof.timings(2, 48, [0, 1, 2])
+    assert left == [0.01] and prof.remeasured == 0
+    # bounded: never more than 1 + remeasure attempts; the quietest of them kept
+    prof, left = profiler_with([0.30, 0.20, 0.50, 0.01], remeasure=2)
+    pts = prof.timings(2, 48, [0, 1, 2])
+    assert left == [0.01] and prof.remeasured == 2
+    assert pts[0].t_step_ms.spread / pts[0].t_step_ms.median == pytest.approx(0.20)
+    prof, left = profiler_with([0.30, 0.01], remeasure=0)
+    prof.timings(2, 48, [0, 1, 2])
+    assert left == [0.01]
+    with pytest.raises(UserError, match="remeasure"):
+        EngineProfileConfig(remeasure=-1)
+    with pytest.raises(UserError, match="max_rel_spread"):
+        EngineProfileConfig(max_rel_spread=0.0)

@@ -116,7 +116,9 @@ def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadat
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     text = (
         f"specsched profile --engine: repeats {cfg.repeats}, warm-up {cfg.warmup} steps, "
-        f"{cfg.rounds} rounds interleaving the Ks of each batch x context, "
+        f"{cfg.rounds} rounds interleaving the Ks of each batch x context (a unit whose "
+        f"median relative IQR exceeds {cfg.max_rel_spread:.0%} measured again, up to "
+        f"{cfg.remeasure} times, the quietest kept), "
         f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
         f"acceptance from {cfg.acceptance_prompts} requests x {cfg.acceptance_tokens} tokens "
         f"of {cfg.prompts_file or 'corpus'} text per context; load average at start "
