@@ -35,3 +35,29 @@ def test_the_check_counts_misses_and_what_the_samples_explain() -> None:
     assert "inside the measured 95% CI: 2 of 4" in text
     assert "acceptance band overlapping it: 3 of 4" in text
     assert "nothing to check" in prediction_check(rows[:1])
+
+
+def test_units_that_stayed_noisy_are_named_in_the_verdict() -> None:
+    from specsched.demo.verdict import profile_noise_note
+    from specsched.planner import (
+        Profile,
+        ProfileGrid,
+        ProfileMetadata,
+        ProfileSource,
+        Stat,
+        TimingPoint,
+    )
+
+    # B=1 x 512: relative IQRs 0.25 / 0.30 (noisy); B=1 x 4096: 0.05 / 0.02 (quiet)
+    spreads = {(1, 512, 0): 0.25, (1, 512, 1): 0.30, (1, 4096, 0): 0.05, (1, 4096, 1): 0.02}
+    prof = Profile(ProfileMetadata(model="m", drafter="d", dtype="float32", device="cpu",
+                                   threads=1, source=ProfileSource.ENGINE),
+                   ProfileGrid((1,), (512, 4096), (0, 1)),
+                   tuple(TimingPoint(b, c, k, Stat(40.0, 40.0 * r, 15))
+                         for (b, c, k), r in spreads.items()))
+    noisy = prof.noisy_units()
+    assert [(b, c) for b, c, _ in noisy] == [(1, 512)]
+    assert noisy[0][2] == pytest.approx(0.275)  # the median over its two Ks
+    note = profile_noise_note(noisy)
+    assert len(note) == 1 and "B=1 x ctx 512 (28%)" in note[0] and "4096" not in note[0]
+    assert profile_noise_note(prof.noisy_units(threshold=0.5)) == []

@@ -197,7 +197,7 @@ def _unit(b: int, c: int, ks: list[int], rel: float) -> list[TimingPoint]:
 
 
 def test_unit_noise_is_the_median_relative_iqr_over_the_ks() -> None:
-    from specsched.tune.engine_profile import unit_noise
+    from specsched.planner import unit_noise
 
     pts = [TimingPoint(1, 16, k, Stat(m, s, 6))
            for k, (m, s) in enumerate([(10.0, 1.0), (20.0, 8.0), (40.0, 2.0)])]

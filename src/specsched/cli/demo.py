@@ -150,7 +150,7 @@ def render_verdict(result: Any, console: Any) -> None:
                   "" if err is None else f"{100 * err:+.1f}%", dec,
                   f"{r['median_tok_s']:.1f}", f"[{style}]{verdict}[/]" if style else verdict)
     console.print(t)
-    for line in conclusions(result.verdict, result.analysis):
+    for line in conclusions(result.verdict, result.analysis, result.notes):
         console.print(line)
 
 

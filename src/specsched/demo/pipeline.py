@@ -69,6 +69,7 @@ class DemoResult:
     dry: DryRun
     analysis: Analysis
     verdict: list[dict[str, Any]]
+    notes: tuple[str, ...] = ()  # the verdict's notes after the prediction check
 
 
 def prepare_out(out: Path, cfg: DemoConfig, force: bool) -> bool:
@@ -179,12 +180,13 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
     decode = analyze(results, Metric.DECODE_TOK_S)
     write_report(analysis, out / REPORT)
     rows = verdict_rows(exp, analysis, decode, dry, profile, cfg.shape is Shape.WAVE)
-    from specsched.demo.verdict import append_verdict_md, write_verdict
+    from specsched.demo.verdict import append_verdict_md, profile_noise_note, write_verdict
 
-    write_verdict(out / VERDICT, rows, analysis)
+    notes = profile_noise_note(profile.noisy_units())
+    write_verdict(out / VERDICT, rows, analysis, notes)
     write_learned(out / LEARNED, results)
-    append_verdict_md(out / REPORT / "report.md", rows, analysis, dry)
-    return DemoResult(out, plans, dry, analysis, rows)
+    append_verdict_md(out / REPORT / "report.md", rows, analysis, dry, notes)
+    return DemoResult(out, plans, dry, analysis, rows, tuple(notes))
 
 
 def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,

@@ -10,12 +10,14 @@ holds, the prediction is wrong beyond what both samples explain.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from specsched.bench.analysis import Analysis
 from specsched.bench.dryrun import DryRun
 from specsched.bench.report import json_safe
 from specsched.io import atomic_write_json, atomic_write_text
+from specsched.planner.profile import NOISY_REL_SPREAD
 
 TOLERANCE = 0.07  # issue 15: predicted within +-7 % of measured
 
@@ -47,8 +49,21 @@ def prediction_check(rows: list[dict[str, Any]]) -> str:
             f"measured 95% CI: {inside} of {n}; acceptance band overlapping it: {band} of {n}")
 
 
-def conclusions(rows: list[dict[str, Any]], an: Analysis) -> list[str]:
-    """One sentence per scenario: the arms that win / lose beyond noise, or that none does."""
+def profile_noise_note(noisy: list[tuple[int, int, float]]) -> list[str]:
+    """A sentence naming the profile's timing units that stayed noisy (`Profile.noisy_units`):
+    the step costs behind the predictions are less certain there."""
+    if not noisy:
+        return []
+    units = ", ".join(f"B={b} x ctx {c} ({100 * n:.0f}%)" for b, c, n in noisy)
+    return [f"profile: timing units still noisy after re-measuring (median relative IQR above "
+            f"{100 * NOISY_REL_SPREAD:.0f}%): {units}; predictions from their step costs are "
+            f"less certain (a noisy stretch of the machine overstates speculation's cost)"]
+
+
+def conclusions(rows: list[dict[str, Any]], an: Analysis,
+                notes: Sequence[str] = ()) -> list[str]:
+    """One sentence per scenario: the arms that win / lose beyond noise, or that none does; the
+    prediction check, and `notes` (e.g. `profile_noise_note`) after it."""
     out: list[str] = []
     for s in an.scenarios:
         mine = [r for r in rows if r["scenario"] == s.name and r["verdict"] != "baseline"]
@@ -65,14 +80,17 @@ def conclusions(rows: list[dict[str, Any]], an: Analysis) -> list[str]:
             parts.append("no arm differs from no-spec beyond noise")
         out.append(f"{s.name}: " + "; ".join(parts) + f" ({floor}).")
     out.append(prediction_check(rows))
+    out.extend(notes)
     for w in an.warnings:
         if "correctness canary" in w:
             out.append(f"WARNING: {w}")
     return out
 
 
-def write_verdict(path: Any, rows: list[dict[str, Any]], an: Analysis) -> None:
-    obj = {"rows": rows, "conclusions": conclusions(rows, an), "warnings": list(an.warnings)}
+def write_verdict(path: Any, rows: list[dict[str, Any]], an: Analysis,
+                  notes: Sequence[str] = ()) -> None:
+    obj = {"rows": rows, "conclusions": conclusions(rows, an, notes),
+           "warnings": list(an.warnings)}
     atomic_write_json(path, json_safe(obj))
 
 
@@ -80,7 +98,8 @@ def _fmt(x: float | None, fmt: str) -> str:
     return "n/a" if x is None else format(x, fmt)
 
 
-def append_verdict_md(path: Any, rows: list[dict[str, Any]], an: Analysis, dry: DryRun) -> None:
+def append_verdict_md(path: Any, rows: list[dict[str, Any]], an: Analysis, dry: DryRun,
+                      notes: Sequence[str] = ()) -> None:
     """Add the demo's verdict section (predicted vs measured) to the bench report."""
     lines = ["", "## Demo verdict: predicted (profile) vs measured, speedup vs no-spec", "",
              "| scenario | arm | K | predicted [acceptance band] | measured e2e [95% CI] | "
@@ -103,7 +122,7 @@ def append_verdict_md(path: Any, rows: list[dict[str, Any]], an: Analysis, dry: 
         e = "" if err is None else f"{100 * err:+.1f}%"
         lines.append(f"| {r['scenario']} | {r['arm']} | {','.join(map(str, r['k']))} | "
                      f"{pred} | {meas} | {e} | {dec} | {verdict} |")
-    lines += [""] + [f"- {c}" for c in conclusions(rows, an)] + [""]
+    lines += [""] + [f"- {c}" for c in conclusions(rows, an, notes)] + [""]
     ctl = [f"{s.name}: " + "; ".join(" = ".join(g) for g in s.controls)
            for s in dry.scenarios if s.controls]
     if ctl:

@@ -46,6 +46,7 @@ from specsched.planner.plan import (
     schedule_from_compaction,
 )
 from specsched.planner.profile import (
+    NOISY_REL_SPREAD,
     SCHEMA_VERSION,
     AcceptancePoint,
     Profile,
@@ -54,6 +55,7 @@ from specsched.planner.profile import (
     ProfileSource,
     Stat,
     TimingPoint,
+    unit_noise,
 )
 from specsched.planner.profile_io import (
     load_profile,
@@ -80,6 +82,7 @@ from specsched.planner.vllm_import import import_vllm_bench
 
 __all__ = [
     "DEFAULT_ACCEPTANCE",
+    "NOISY_REL_SPREAD",
     "SCHEMA_VERSION",
     "AcceptancePoint",
     "Arm",
@@ -131,4 +134,5 @@ __all__ = [
     "run_profile",
     "save_profile",
     "schedule_from_compaction",
+    "unit_noise",
 ]

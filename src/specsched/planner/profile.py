@@ -203,6 +203,20 @@ class AcceptancePoint:
                                 f"[0, 1] and verifies >= 1")
 
 
+# A timing unit (every K of one batch size x context) is noisy when the median over its Ks of
+# the step time's relative interquartile range exceeds this: the engine profiler measures such
+# a unit again, and the demo says which units stayed noisy (BENCHMARKS 2026-12-03, fourteenth
+# stop: units at 18-25 % overstated speculation's cost by ~25 %; quiet ones read 3-11 %)
+NOISY_REL_SPREAD = 0.12
+
+
+def unit_noise(points: Sequence[TimingPoint]) -> float:
+    """The median over a unit's Ks of the step time's relative interquartile range."""
+    rel = sorted(p.t_step_ms.spread / p.t_step_ms.median for p in points)  # [len(points)]
+    mid = len(rel) // 2
+    return rel[mid] if len(rel) % 2 else 0.5 * (rel[mid - 1] + rel[mid])
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """A (possibly partial) profile. Points lie on the grid; no point twice."""
@@ -235,6 +249,14 @@ class Profile:
             if p.key == (batch_size, ctx, k):
                 return p
         return None
+
+    def noisy_units(self, threshold: float = NOISY_REL_SPREAD) -> list[tuple[int, int, float]]:
+        """(batch size, context, `unit_noise`) of every timing unit noisier than `threshold`."""
+        units: dict[tuple[int, int], list[TimingPoint]] = {}
+        for p in self.timings:
+            units.setdefault((p.batch_size, p.ctx), []).append(p)
+        noise = {key: unit_noise(pts) for key, pts in sorted(units.items())}
+        return [(b, c, n) for (b, c), n in noise.items() if n > threshold]
 
     def missing_points(self) -> list[tuple[int, int, int]]:
         """Grid points (batch, ctx, K) without a timing, in grid order."""

@@ -36,12 +36,14 @@ from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
 from specsched.engine.spec.speculator import resolved_draft_dtype
 from specsched.errors import UserError
 from specsched.planner import (
+    NOISY_REL_SPREAD,
     AcceptancePoint,
     MeasurePoint,
     PointKind,
     ProfileGrid,
     Stat,
     TimingPoint,
+    unit_noise,
 )
 from specsched.planner.acceptance_ci import Snapshot, output_segments, summarize_requests
 from specsched.planner.acceptance_persistence import persistence
@@ -66,7 +68,7 @@ class EngineProfileConfig:
     warmup: int = 2  # dropped steps per point and round
     rounds: int = 3  # interleaved rounds over the Ks of one (batch, context)
     # a timing unit whose median relative IQR over its Ks exceeds this is measured again
-    max_rel_spread: float = 0.12
+    max_rel_spread: float = NOISY_REL_SPREAD
     remeasure: int = 2  # at most this many extra attempts per unit (the quietest is kept)
     acceptance_tokens: int = 128  # generated tokens per request for an acceptance point
     acceptance_prompts: int = 16  # requests (distinct texts) per acceptance point
@@ -123,13 +125,6 @@ def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> LLM:
         max_num_batched_tokens=cfg.max_num_batched_tokens,
         num_threads=cfg.threads,
     )
-
-
-def unit_noise(points: Sequence[TimingPoint]) -> float:
-    """The median over a unit's Ks of the step time's relative interquartile range."""
-    rel = sorted(p.t_step_ms.spread / p.t_step_ms.median for p in points)  # [len(points)]
-    mid = len(rel) // 2
-    return rel[mid] if len(rel) % 2 else 0.5 * (rel[mid - 1] + rel[mid])
 
 
 class EngineProfiler:
