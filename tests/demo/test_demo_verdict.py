@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from specsched.demo.verdict import prediction_check, prediction_error
+from specsched.demo.verdict import prediction_check, prediction_error, profile_noise_note
+from specsched.planner import (
+    Profile,
+    ProfileGrid,
+    ProfileMetadata,
+    ProfileSource,
+    Stat,
+    TimingPoint,
+)
 
 
 def row(pred: float | None, ratio: float | None, ci: list[float] | None,
@@ -38,16 +46,6 @@ def test_the_check_counts_misses_and_what_the_samples_explain() -> None:
 
 
 def test_units_that_stayed_noisy_are_named_in_the_verdict() -> None:
-    from specsched.demo.verdict import profile_noise_note
-    from specsched.planner import (
-        Profile,
-        ProfileGrid,
-        ProfileMetadata,
-        ProfileSource,
-        Stat,
-        TimingPoint,
-    )
-
     # B=1 x 512: relative IQRs 0.25 / 0.30 (noisy); B=1 x 4096: 0.05 / 0.02 (quiet)
     spreads = {(1, 512, 0): 0.25, (1, 512, 1): 0.30, (1, 4096, 0): 0.05, (1, 4096, 1): 0.02}
     prof = Profile(ProfileMetadata(model="m", drafter="d", dtype="float32", device="cpu",

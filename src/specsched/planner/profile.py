@@ -10,6 +10,7 @@ does not depend on batch size. Serialization lives in `planner.profile_io`.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -212,9 +213,7 @@ NOISY_REL_SPREAD = 0.12
 
 def unit_noise(points: Sequence[TimingPoint]) -> float:
     """The median over a unit's Ks of the step time's relative interquartile range."""
-    rel = sorted(p.t_step_ms.spread / p.t_step_ms.median for p in points)  # [len(points)]
-    mid = len(rel) // 2
-    return rel[mid] if len(rel) % 2 else 0.5 * (rel[mid - 1] + rel[mid])
+    return statistics.median(p.t_step_ms.spread / p.t_step_ms.median for p in points)
 
 
 @dataclass(frozen=True, slots=True)
