@@ -25,7 +25,7 @@ from specsched.policy.batch import StepOutcome
 
 TRUST_MARGIN = 0.1  # a depth whose steps took over 1 / 0.9 of the model's time is not trusted
 JUDGE_STEPS = 3  # steps at a depth before an overrun is believed (unless it is clear)
-CLEAR_LOSS = 0.8  # one step over 1 / 0.8 = 1.25x the model's time is an overrun at once
+CLEAR_LOSS = 0.8  # one step over 1 / 0.8 = 1.25x the model's time: a hint (`TrustRegion.timed`)
 TRUST_COOLDOWN = 12  # cell steps a depth stays capped the first time (doubling per repeat)
 JUDGE_DECAY = 0.8  # weight of a depth's older steps per new one
 # a capped depth re-judged against newer K = 1 steps is lifted when it now reads at least the
@@ -89,12 +89,12 @@ class TrustRegion:
     costing ~0.3 of a step, one step whose drafts were all rejected gives T(k-1)/T(k) ~ 0.75 of
     the shallower depth's goodput whatever the costs, and the earlier goodput-based rule capped
     a well-accepted text at K=1 for 48 steps on it (the demo of 2026-12-02, long-ctx4096-B1).
-    A cost overrun is believed after JUDGE_STEPS steps at k, or at once when one step took more
-    than 1 / CLEAR_LOSS of the prediction. A single step on this VM varies by +-15-25 %, so a
-    cap can be wrong: it lasts TRUST_COOLDOWN = 12 cell steps the first time (48 before
-    2026-12-02, when one K=2 step at 228 ms, its neighbours 168-195, capped a text that then
-    accepted 100 % for the rest of its 40-token request; waiting for a second step instead cost
-    the superlinear B=16 simulator case 3 %). A depth that did not pay caps the cell below k
+    A cost overrun is believed after JUDGE_STEPS steps at k, or after two steps that each took
+    more than 1 / CLEAR_LOSS of the prediction (the first one caps briefly: a hint, below). A
+    single step on this VM varies by +-15-25 %, so a cap can be wrong: it lasts TRUST_COOLDOWN
+    = 12 cell steps the first time (48 before 2026-12-02, when one K=2 step at 228 ms, its
+    neighbours 168-195, capped a text that then accepted 100 % for the rest of its 40-token
+    request). A depth that did not pay caps the cell below k
     for TRUST_COOLDOWN of its steps (doubling with each repeat, up to MAX_BACKOFF x; K = 1 stays
     allowed: the guard judges drafting at all), after which a model that learned from those
     steps may try k again. A depth above the last ceiling that then pays resets the back-off:
@@ -102,6 +102,13 @@ class TrustRegion:
     otherwise add up to 48-step cooldowns that hold a well-accepting cell at K = 1. A depth that
     overruns right below a depth just capped, by about as much, lifts that cap instead of adding
     its own (`_slowed`): the machine slowed, and the cell is judged at its new speed.
+    One step over 1 / CLEAR_LOSS of the model's time is a hint, not yet evidence: it caps the
+    cell below k for JUDGE_STEPS cell steps and keeps the verified depth and the step, so the
+    depth's next overrun is believed (a full cap); a second hint before any depth at or above
+    the hinted one pays is a full cap too. On this VM one step in ~30 runs 1.3-1.5x its
+    neighbours: in the clean-clone demo of 2026-12-03 (B=1 x ctx 512, replicate 4) a K = 2
+    step at 69 ms, the cell's K = 2 steps otherwise 43-52, capped a cell accepting every draft
+    at K = 1 for 12 steps and left it climbing K = 2, 3, 4, 5 after (0.80x the 2-D arm).
     A depth is judged relative to the cell's K = 1 steps (the model's time over the measured
     time at k, divided by the same at K = 1, when the cell has K = 1 steps): the question is
     whether the EXTRA cost of drafting deeper is what the model says. On this VM the whole step
@@ -125,6 +132,7 @@ class TrustRegion:
         "_cap_ratio",
         "_cap_raw",
         "_evidence",
+        "_hinted",
         "_rebase",
         "_ref_seconds",
         "_ref_x",
@@ -147,7 +155,8 @@ class TrustRegion:
         # the last cap: the judged ratio of the capped depth and the state before it
         self._cap_ratio = 0.0
         self._cap_raw = 0.0  # the capped depth's model time over measured time, speed-free
-        self._before_cap: tuple[int, int, int, int] = (0, 0, 0, TRUST_COOLDOWN)
+        self._before_cap: tuple[int, int, int, int, bool] = (0, 0, 0, TRUST_COOLDOWN, False)
+        self._hinted = False  # a one-step overrun capped the cell briefly, none paid since
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
@@ -193,7 +202,8 @@ class TrustRegion:
 
     def _lift(self) -> None:
         """Undo the last cap: the state before it returns (its cooldown included)."""
-        self.verified, self.ceiling, self.until, self.cooldown = self._before_cap
+        (self.verified, self.ceiling, self.until, self.cooldown,
+         self._hinted) = self._before_cap
         self._cap_raw = 0.0
 
     def timed(self, k: int, seconds: float, x: np.ndarray, predict: Predict, steps: int,
@@ -216,21 +226,32 @@ class TrustRegion:
                     self._lift()
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
-        ev.add(seconds, predict(x) / self._speed(predict))  # the model's time at K = 1's speed
+        model_seconds = predict(x) / self._speed(predict)  # the model's time at K = 1's speed
+        step_ratio = model_seconds / seconds
+        # one step moves the evidence by at most a clear loss: a hiccup among steps that paid
+        # does not outweigh them (a 1.6x step after three as predicted read 0.79 and capped)
+        ev.add(min(seconds, model_seconds / CLEAR_LOSS), model_seconds)
         ratio = ev.ratio
+        judged = min(ratio, step_ratio)  # how far over: the evidence, or this step alone
         if ratio >= 1.0 - TRUST_MARGIN:
             self.verified = max(self.verified, k)
             if k > self.ceiling:  # the depth once capped paid after all: the back-off resets
                 self.cooldown = TRUST_COOLDOWN
-        elif self._slowed(k, ratio, steps):  # not an overrun of depth k + 1: lift its cap
-            self._adopt_speed(ratio)
+                self._hinted = False
+        elif self._slowed(k, judged, steps):  # not an overrun of depth k + 1: lift its cap
+            self._adopt_speed(judged)
             self._lift()
             for deeper in [d for d in self._evidence if d >= k]:
                 del self._evidence[deeper]  # judged afresh at the new speed
-        elif ev.num_steps >= JUDGE_STEPS or ratio < CLEAR_LOSS:
-            self._cap_ratio = ratio
-            self._cap_raw = ratio * self._speed(predict)
-            self._before_cap = (self.verified, self.ceiling, self.until, self.cooldown)
+        elif ev.num_steps >= JUDGE_STEPS or step_ratio < CLEAR_LOSS:
+            self._cap_ratio = judged
+            self._cap_raw = judged * self._speed(predict)
+            self._before_cap = (self.verified, self.ceiling, self.until, self.cooldown,
+                                self._hinted)
+            if step_ratio < CLEAR_LOSS and not self._hinted:  # one clear step: a hint
+                self._hinted = True
+                self.ceiling, self.until = k - 1, steps + JUDGE_STEPS
+                return  # its evidence stays: the depth's next overrun is believed
             self.ceiling, self.until = k - 1, steps + self.cooldown
             self.cooldown = min(self.cooldown * 2, TRUST_COOLDOWN * MAX_BACKOFF)
             self.verified = min(self.verified, k - 1)
