@@ -13,10 +13,11 @@ sys.path.insert(0, "tests/core")
 import numpy as np
 from test_adaptive import (
     FAST,
-    Hiccups,
     PolicyConfig,
     Schedule,
+    SlowSteps,
     adaptive,
+    hiccups,
     profiled_fast,
     run,
     simulate,
@@ -27,8 +28,8 @@ wl = workload(4, 1, 512, 40, 0.95)
 for factor, first in [(1.0, 2), (1.5, 2), (1.5, 3), (1.5, 5)]:
     seeds = range(6)
 
-    def truth(factor: float = factor, first: int = first) -> Hiccups:
-        return Hiccups(FAST, 25, factor, first)
+    def truth(factor: float = factor, first: int = first) -> SlowSteps:
+        return hiccups(FAST, 25, factor, first)
 
     statics = [float(np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth(), seed=s,
                                        noise=0.05).goodput for s in seeds])) for k in range(5)]

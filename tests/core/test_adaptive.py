@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -632,16 +633,17 @@ def test_a_slow_minute_lifts_the_cap_it_caused_instead_of_cascading() -> None:
     assert deep.cap(5) == 4 and deep.until == 4 + TRUST_COOLDOWN
 
 
-class SlowMinute:
-    """The truth `base`, `factor` times slower for the simulated steps [lo, hi)."""
+class SlowSteps:
+    """The truth `base`, `factor` times slower on the simulated steps where `slow(step)` holds
+    (a slow minute: a range of steps; hiccups: one step now and then)."""
 
-    def __init__(self, base: StepCostModel, lo: int, hi: int, factor: float) -> None:
-        self.base, self.lo, self.hi, self.factor = base, lo, hi, factor
+    def __init__(self, base: StepCostModel, factor: float, slow: Callable[[int], bool]) -> None:
+        self.base, self.factor, self.slow = base, factor, slow
         self.features = base.features
         self.steps = 0
 
     def predict(self, x: np.ndarray) -> float:
-        slow = self.lo <= self.steps < self.hi
+        slow = self.slow(self.steps)
         self.steps += 1
         return self.base.predict(x) * (self.factor if slow else 1.0)
 
@@ -656,7 +658,7 @@ def test_a_slow_minute_does_not_lock_a_well_accepting_cell_at_k1(lo: int, hi: in
     seeds = range(10)
 
     def truth() -> Any:
-        return SlowMinute(FAST, lo, hi, factor)
+        return SlowSteps(FAST, factor, lambda step: lo <= step < hi)
 
     statics = [float(np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth(), seed=s,
                                        noise=0.05).goodput for s in seeds])) for k in range(5)]
@@ -668,18 +670,9 @@ def test_a_slow_minute_does_not_lock_a_well_accepting_cell_at_k1(lo: int, hi: in
     assert k1 <= 0.15 * sum(len(decisions) for _, decisions in runs)  # (K = 1: slow starts)
 
 
-class Hiccups:
+def hiccups(base: StepCostModel, every: int, factor: float, first: int) -> SlowSteps:
     """The truth `base`, `factor` times slower on one step in `every` (from step `first`)."""
-
-    def __init__(self, base: StepCostModel, every: int, factor: float, first: int) -> None:
-        self.base, self.every, self.factor, self.first = base, every, factor, first
-        self.features = base.features
-        self.steps = 0
-
-    def predict(self, x: np.ndarray) -> float:
-        hiccup = self.steps >= self.first and (self.steps - self.first) % self.every == 0
-        self.steps += 1
-        return self.base.predict(x) * (self.factor if hiccup else 1.0)
+    return SlowSteps(base, factor, lambda step: step >= first and (step - first) % every == 0)
 
 
 @pytest.mark.parametrize("first", [2, 3, 5])
@@ -695,7 +688,7 @@ def test_one_slow_step_does_not_hold_a_well_accepting_cell_at_k1(first: int) -> 
     seeds = range(6)
 
     def truth() -> Any:
-        return Hiccups(FAST, 25, 1.5, first)
+        return hiccups(FAST, 25, 1.5, first)
 
     statics = [float(np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth(), seed=s,
                                        noise=0.05).goodput for s in seeds])) for k in range(5)]

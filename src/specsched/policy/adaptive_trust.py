@@ -226,7 +226,8 @@ class TrustRegion:
                     self._lift()
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
-        model_seconds = predict(x) / self._speed(predict)  # the model's time at K = 1's speed
+        speed = self._speed(predict)
+        model_seconds = predict(x) / speed  # the model's time at K = 1's speed
         step_ratio = model_seconds / seconds
         # one step moves the evidence by at most a clear loss: a hiccup among steps that paid
         # does not outweigh them (a 1.6x step after three as predicted read 0.79 and capped)
@@ -245,7 +246,7 @@ class TrustRegion:
                 del self._evidence[deeper]  # judged afresh at the new speed
         elif ev.num_steps >= JUDGE_STEPS or step_ratio < CLEAR_LOSS:
             self._cap_ratio = judged
-            self._cap_raw = judged * self._speed(predict)
+            self._cap_raw = judged * speed
             self._before_cap = (self.verified, self.ceiling, self.until, self.cooldown,
                                 self._hinted)
             if step_ratio < CLEAR_LOSS and not self._hinted:  # one clear step: a hint
