@@ -105,9 +105,10 @@ class TrustRegion:
     One step over 1 / CLEAR_LOSS of the model's time is a hint, not yet evidence: it caps the
     cell below k for JUDGE_STEPS cell steps and keeps the verified depth and the step, so the
     depth's next overrun is believed (a full cap); a second hint before any depth at or above
-    the hinted one pays is a full cap too. On this VM one step in ~30 runs 1.3-1.5x its
-    neighbours: in the clean-clone demo of 2026-12-03 (B=1 x ctx 512, replicate 4) a K = 2
-    step at 69 ms, the cell's K = 2 steps otherwise 43-52, capped a cell accepting every draft
+    the hinted one pays is a full cap too. On this VM a single step now and then runs 1.3-1.6x
+    its neighbours (static K = 2 on the demo's text, 150 steps: 43-52 ms, one at 59): in the
+    clean-clone demo of 2026-12-03 (B=1 x ctx 512, replicate 4) a K = 2 step at 69 ms, the
+    cell's K = 2 steps otherwise 43-52, capped a cell accepting every draft
     at K = 1 for 12 steps and left it climbing K = 2, 3, 4, 5 after (0.80x the 2-D arm).
     A depth is judged relative to the cell's K = 1 steps (the model's time over the measured
     time at k, divided by the same at K = 1, when the cell has K = 1 steps): the question is
