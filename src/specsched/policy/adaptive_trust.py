@@ -106,7 +106,7 @@ class TrustRegion:
     cell below k for JUDGE_STEPS cell steps and keeps the verified depth and the step, so the
     depth's next overrun is believed (a full cap); a second hint before any depth at or above
     the hinted one pays is a full cap too. On this VM a single step now and then runs 1.3-1.6x
-    its neighbours (static K = 2 on the demo's text, 150 steps: 43-52 ms, one at 59): in the
+    its neighbours (static K = 2 on the demo's text, 150 steps: 43-52 ms, two at 56-59): in the
     clean-clone demo of 2026-12-03 (B=1 x ctx 512, replicate 4) a K = 2 step at 69 ms, the
     cell's K = 2 steps otherwise 43-52, capped a cell accepting every draft
     at K = 1 for 12 steps and left it climbing K = 2, 3, 4, 5 after (0.80x the 2-D arm).
