@@ -1,17 +1,20 @@
 """Issue 5 evidence: is the planned schedule as good as the per-cell oracle, measured?
 
 On the reference engine (SmolLM2-135M, streaming drafter): profile the grid (resumable), plan a
-2-D and a batch-only schedule and the best static K, then *measure* every cell (B, ctx): B prompts
-of ctx tokens (`--texts`: by default a different document per request and repetition, prefilled
-untimed), `--tokens` greedy tokens each with every static K of
-the grid, interleaved (K order rotated per repetition), `--reps` times; goodput = decode tokens /
-decode wall (first token -> end). The per-cell oracle is the measured best K. Each arm picks one
+2-D and a batch-only schedule and the best static K, then *measure* every cell (B, ctx), serving
+shaped: `--requests-per-slot` x B requests of ctx tokens, at most B in flight (a request starts
+when one finishes, like `vllm bench serve --max-concurrency`; 1 = one wave of B), each its own
+document (`--texts`; a different set every repetition, prefilled untimed and kept in the prefix
+cache), `--tokens` greedy tokens each with every static K of the grid, interleaved (K order
+rotated per repetition), `--reps` times; goodput = decode tokens / decode wall (first token ->
+end). The per-cell oracle is the measured best K. Each arm picks one
 K per cell (checked: no context boundary is crossed while decoding), so its measured goodput at a
-cell is that K's. Reported per cell: measured and predicted goodput per K, each arm's K and its
+cell is that K's. Reported per cell: measured and predicted goodput per K (predicted: the cell's
+workload simulated step by step, `plan_eval_predict.py`), each arm's K and its
 measured / predicted speedup vs no-spec and fraction of the measured oracle; per context the
 2-D / batch-only ratio (the shape of the upstream proposal's Table 1, C'/A'); and how far each
 predictor is from the measurement, |predicted / measured - 1| per cell and K: steady batch with
-interpolated or fitted step cost, and the cell simulated as one wave (`plan_eval_predict.py`,
+interpolated or fitted step cost, and the cell's workload simulated (`plan_eval_predict.py`,
 which also re-analyzes a finished run: `python benchmarks/plan_eval_predict.py DIR`).
 
     .venv/bin/python benchmarks/plan_eval.py --quick --out benchmarks/results/plan_eval/quick
@@ -37,18 +40,19 @@ def parse_ints(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
 
 
-def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window: int
-                 ) -> tuple[float, list[int], list[int]]:
-    """Decode tokens/s of one greedy run with static K (0: no speculation), and its drafted /
-    accepted counts per draft position (what this cell's text accepted: the planner predicts
-    with the profile's texts)."""
+def measure_cell(llm: Any, prompts: list[list[int]], k: int, tokens: int, window: int,
+                 concurrency: int) -> tuple[float, list[int], list[int]]:
+    """Decode tokens/s of one greedy run with static K (0: no speculation) and at most
+    `concurrency` requests in flight, and its drafted / accepted counts per draft position
+    (what this cell's texts accepted: the planner predicts with the profile's texts)."""
     from specsched.engine import SamplingParams, SpeculativeConfig
     from specsched.engine.driver import drive
     from specsched.policy import PolicyConfig
 
     spec = None if k == 0 else SpeculativeConfig(window=window, policy=PolicyConfig.constant(k))
     llm.engine.set_speculative(spec)
-    res = drive(llm.engine, prompts, SamplingParams(max_tokens=tokens, ignore_eos=True))
+    res = drive(llm.engine, prompts, SamplingParams(max_tokens=tokens, ignore_eos=True),
+                concurrency)
     first = min(c[0] for c in res.chunk_times)
     decode = sum(len(s.output_token_ids) - 1 for s in res.seqs)
     counters = res.stats.spec
@@ -70,10 +74,14 @@ def cell_prompts(pieces: list[int], n: int, ctx: int, rep: int, texts: str) -> l
 
 
 def conditional_rates(drafted: list[int], accepted: list[int]) -> list[float]:
-    """Conditional acceptance per position (the profile's a_k) from pooled per-position counts:
-    position k is drafted only where positions < k were accepted, so accepted_k / drafted_k is
-    already conditional on reaching k."""
-    return [round(a / d, 3) for d, a in zip(drafted, accepted) if d]
+    """Conditional acceptance per position (the profile's a_k) from pooled per-position counts.
+    Every verify drafts all K positions, so accepted_k / drafted_k is the prefix rate r_k
+    (P(the first k+1 drafts accepted)); a_k = r_k / r_(k-1). (Until 2026-12-03 this reported
+    r_k under the name of a_k, which made the cells' texts look much harder than the profile's.)"""
+    from specsched.planner.acceptance import conditional_from_prefix_rates
+
+    prefix = [a / d for d, a in zip(drafted, accepted) if d]
+    return [round(x, 3) for x in conditional_from_prefix_rates(prefix)]
 
 
 def pool(counts: list[list[int]]) -> list[int]:
@@ -119,6 +127,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=16, help="simulated draws per cell and K")
     ap.add_argument("--tokens", type=int, default=32, help="measurement: tokens per request")
     ap.add_argument("--reps", type=int, default=3, help="measurement: repetitions (at most)")
+    ap.add_argument("--requests-per-slot", type=int, default=4,
+                    help="measurement: a cell runs this many x B requests, at most B in flight "
+                         "(1: one wave of B, the runs before 2026-12-03)")
     ap.add_argument("--budget-min", type=float, default=None,
                     help="fit the measurement repetitions into this total wall time")
     ap.add_argument("--texts", choices=("per-request", "shared"), default="per-request",
@@ -129,15 +140,21 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.batch_sizes, args.contexts, args.ks = "1,4", "400,1900", "0,1,2,3"
-        args.tokens, args.reps, args.repeats = 16, 1, 3
+        args.tokens, args.reps, args.repeats, args.requests_per_slot = 16, 1, 3, 1
         args.acceptance_prompts, args.acceptance_tokens = 4, 32
     t_start = time.perf_counter()
-    from plan_eval_predict import predict_cells, prediction_errors, print_errors
+    from plan_eval_predict import (
+        DIAGNOSES,
+        own_acceptance_cells,
+        predict_cells,
+        prediction_errors,
+        print_errors,
+    )
 
     from specsched.engine import SpeculativeConfig
     from specsched.engine.driver import warm_prefix
     from specsched.planner import CostModel, Extrapolation, ProfileGrid, run_profile
-    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler, build_llm
     from specsched.tune.pipeline import PlanSettings, plan_profile, write_tune_outputs
     from specsched.tune.profile_run import engine_metadata
 
@@ -147,8 +164,12 @@ def main() -> int:
                               rounds=args.rounds,
                               acceptance_tokens=args.acceptance_tokens,
                               acceptance_prompts=args.acceptance_prompts)
+    if args.requests_per_slot < 1:
+        ap.error("--requests-per-slot must be >= 1")
+    per_rep_prompts = args.requests_per_slot * grid.batch_sizes[-1]
     args.out.mkdir(parents=True, exist_ok=True)
-    profiler = EngineProfiler(cfg, grid)
+    # a slot per prompt of a repetition: every arm finds every prompt prefix-cached
+    profiler = EngineProfiler(cfg, grid, build_llm(cfg, grid, slots=per_rep_prompts))
     llm = profiler.llm
     load_start = os.getloadavg()
     print(f"profiling {grid.num_points} points (+{len(grid.contexts)} acceptance), "
@@ -166,7 +187,7 @@ def main() -> int:
     model = CostModel.from_profile(profile)
     t = plans.plan_2d.table
     # predicted measurement time per repetition, from the profile itself (+10% overhead)
-    per_rep = 1.1 * sum(b * args.tokens / model.goodput(b, c, k).value
+    per_rep = 1.1 * sum(args.requests_per_slot * b * args.tokens / model.goodput(b, c, k).value
                         for b in grid.batch_sizes for c in grid.contexts for k in grid.ks)
     reps = args.reps
     if args.budget_min is not None:
@@ -182,12 +203,13 @@ def main() -> int:
         for b in grid.batch_sizes:
             check_no_crossing(plans, b, c, args.tokens)
         for rep in range(reps):
-            all_prompts = cell_prompts(pieces, grid.batch_sizes[-1], c, rep, args.texts)
+            all_prompts = cell_prompts(pieces, per_rep_prompts, c, rep, args.texts)
             warm_prefix(llm.engine, all_prompts)
             order = list(grid.ks[rep % len(grid.ks):]) + list(grid.ks[:rep % len(grid.ks)])
             for b in grid.batch_sizes:
                 for k in order:
-                    v, d, a = measure_cell(llm, all_prompts[:b], k, args.tokens, args.window)
+                    v, d, a = measure_cell(llm, all_prompts[:args.requests_per_slot * b], k,
+                                           args.tokens, args.window, b)
                     measured.setdefault((b, c, k), []).append(v)
                     if k == max(grid.ks) and k > 0:  # the deepest K tests every position
                         drafted.setdefault((b, c), []).append(d)
@@ -198,11 +220,13 @@ def main() -> int:
                 f"K{k} {row[k] / row[0]:.2f}" for k in grid.ks)
                 + f"  (no-spec {row[0]:.1f} tok/s, load {os.getloadavg()[0]:.1f})", flush=True)
     ks_by_arm = arm_ks(plans)
+    preds = predict_cells(profile, args.tokens, args.seeds, args.requests_per_slot)
     cells: list[dict[str, Any]] = []
     for i, b in enumerate(t.batch_sizes):
         for j, c in enumerate(t.contexts):
             med = {k: statistics.median(measured[(b, c, k)]) for k in grid.ks}
-            pred = {k: model.goodput(b, c, k, Extrapolation.ERROR).value for k in grid.ks}
+            model.goodput(b, c, 0, Extrapolation.ERROR)  # raises if a cell left the profile
+            pred = {k: preds[f"{b},{c}"]["simulate"][str(k)] for k in grid.ks}
             oracle_k = max(med, key=lambda k: med[k])
             cell: dict[str, Any] = {
                 "batch_size": b, "ctx": c,
@@ -249,12 +273,16 @@ def main() -> int:
         "load_avg_start": load_start, "load_avg_end": os.getloadavg(),
         "profile_s": round(t_profile, 1), "total_s": round(time.perf_counter() - t_start, 1),
         "reps": reps, "tokens": args.tokens, "texts": args.texts,
+        "requests_per_slot": args.requests_per_slot, "predictor": "simulate",
         "schedules": {"2-D plan": plans.plan_2d.schedule.entries(5),
                       "best batch-only": plans.batch_only.schedule.entries(3),
                       "best static K": plans.best_static_k},
         "cells": cells, "summary": summary, "ratio_2d_over_batch_only_by_ctx": table1,
     }
-    errors = prediction_errors(cells, predict_cells(profile, args.tokens, args.seeds), grid.ks)
+    for key, own in own_acceptance_cells(profile, cells, args.tokens,
+                                         args.requests_per_slot).items():
+        preds[key][DIAGNOSES[0]] = own
+    errors = prediction_errors(cells, preds, grid.ks)
     result["prediction_errors"] = errors
     (args.out / "plan_eval.json").write_text(json.dumps(result, indent=1))
     print_tables(result, grid.ks)

@@ -4,11 +4,17 @@ predictors:
 
 - `interpolate`: the old steady batch, T interpolated bilinearly in (B, log ctx);
 - `fit`: steady batch with the step cost model fitted to the profile (`planner.cost_fit`);
-- `simulate`: the measured cell as a workload (B requests of ctx tokens, one wave, `tokens`
-  output each, prefix-cached prompts) simulated step by step (`planner.predict`): the batch
-  shrinks as requests finish, requests draw their own acceptance.
+- `simulate`: the measured cell as a workload (R x B requests of ctx tokens, at most B in
+  flight, a finished one replaced at once; R = 1: one wave; `tokens` output each,
+  prefix-cached prompts) simulated step by step (`planner.predict`): the batch shrinks as the
+  last requests finish, requests draw their own acceptance (and its course along the output).
+  What plan_eval reports as an arm's prediction.
 
-Acceptance is the profile's mean (quantile 0.5) in all three: a prediction, not a bet.
+Acceptance is the profile's mean (quantile 0.5) in all three: a prediction, not a bet. A fourth
+line is a diagnosis, not a prediction: `own-acceptance` simulates each cell with the acceptance
+its own texts measured (pooled over its requests at the deepest K), so what remains is the step
+cost and the workload's shape; the gap between it and `simulate` is the part of the error that
+comes from the cell's texts accepting differently from the profile's.
 
     .venv/bin/python benchmarks/plan_eval_predict.py DIR   # re-analyze DIR/plan_eval.json
 """
@@ -23,10 +29,12 @@ from pathlib import Path
 from typing import Any
 
 PREDICTORS = ("interpolate", "fit", "simulate")
+DIAGNOSES = ("own-acceptance",)
 PREFIX_CACHED_TOKENS = 16  # plan_eval's prompts share all but a 16-token suffix
 
 
-def predict_cells(profile: Any, tokens: int, seeds: int = 16) -> dict[str, dict[str, Any]]:
+def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
+                  ) -> dict[str, dict[str, Any]]:
     """'B,ctx' -> {predictor: {K: predicted decode tok/s}} on the profile's grid."""
     from specsched.planner import CostKind, CostModel
     from specsched.planner.predict import predict_arms
@@ -43,12 +51,42 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16) -> dict[str, dict[
                 kind: {str(k): m.goodput(b, c, k).value for k in g.ks}
                 for kind, m in steady.items()
             }
-            spec = WorkloadSpec(b, b, LengthDist(DistKind.FIXED, (c,)),
-                                LengthDist(DistKind.FIXED, (tokens,)), Arrival.WAVES,
+            arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
+            spec = WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
+                                LengthDist(DistKind.FIXED, (tokens,)), arrival,
                                 None, PREFIX_CACHED_TOKENS)
             preds = predict_arms(profile, spec, arms, range(seeds))
             cell["simulate"] = {k: p.decode_goodput.mean for k, p in preds.items()}
             out[f"{b},{c}"] = cell
+    return out
+
+
+def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
+                         requests_per_slot: int = 1) -> dict[str, dict[str, float]]:
+    """'B,ctx' -> {K: decode tok/s} simulated with the cell's own measured acceptance (its
+    pooled conditional rates; no per-request draws: pooled counts already weigh each request by
+    its verifies). Cells without a measured acceptance are left out."""
+    import dataclasses
+
+    from specsched.planner.predict import predict_arms
+    from specsched.planner.profile import AcceptancePoint
+    from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
+    from specsched.policy import PolicyConfig
+
+    arms = {str(k): PolicyConfig.constant(k) for k in profile.grid.ks}
+    out: dict[str, dict[str, float]] = {}
+    for cl in cells:
+        a = [min(max(float(x), 0.0), 1.0) for x in cl.get("measured_acceptance") or []]
+        if not a:
+            continue
+        b, c = cl["batch_size"], cl["ctx"]
+        own = dataclasses.replace(profile, acceptance=(AcceptancePoint(c, tuple(a), n=1),))
+        arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
+        spec = WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
+                            LengthDist(DistKind.FIXED, (tokens,)), arrival, 0.0,
+                            PREFIX_CACHED_TOKENS)
+        preds = predict_arms(own, spec, arms, range(1))
+        out[f"{b},{c}"] = {k: p.decode_goodput.mean for k, p in preds.items()}
     return out
 
 
@@ -61,7 +99,7 @@ def prediction_errors(cells: list[dict[str, Any]], preds: dict[str, dict[str, An
         meas = cl["measured_median_tok_s"]
         pc = preds[f"{cl['batch_size']},{cl['ctx']}"]
         row: dict[str, Any] = {"batch_size": cl["batch_size"], "ctx": cl["ctx"]}
-        for name in PREDICTORS:
+        for name in [n for n in (*PREDICTORS, *DIAGNOSES) if n in pc]:
             p = pc[name]
             row[name] = {
                 "predicted_tok_s": {k: round(v, 3) for k, v in p.items()},
@@ -72,7 +110,7 @@ def prediction_errors(cells: list[dict[str, Any]], preds: dict[str, dict[str, An
             }
         rows.append(row)
     summary = {}
-    for name in PREDICTORS:
+    for name in [n for n in (*PREDICTORS, *DIAGNOSES) if all(n in r for r in rows)]:
         g = [e for r in rows for e in r[name]["goodput_abs_err"].values()]
         s = [e for r in rows for e in r[name]["speedup_abs_err"].values()]
         summary[name] = {"goodput_mean_abs_err": statistics.fmean(g), "goodput_max_abs_err": max(g),
@@ -82,16 +120,17 @@ def prediction_errors(cells: list[dict[str, Any]], preds: dict[str, dict[str, An
 
 
 def print_errors(errors: dict[str, Any], ks: tuple[int, ...]) -> None:
+    names = list(errors["summary"])
     print("\nprediction error |predicted/measured - 1| of the speedup vs no-spec, per K > 0 "
-          "(interpolate | fit | simulate)")
+          f"({' | '.join(names)})")
     for r in errors["cells"]:
-        parts = [" ".join(f"{r[n]['speedup_abs_err'][str(k)]:.2f}" for n in PREDICTORS)
+        parts = [" ".join(f"{r[n]['speedup_abs_err'][str(k)]:.2f}" for n in names)
                  for k in ks if k > 0]
         print(f"  B={r['batch_size']:>2} ctx={r['ctx']:>5}  " + "  ".join(
             f"K{k}: {p}" for k, p in zip([k for k in ks if k > 0], parts, strict=True)))
     print("mean / max over cells x K:")
     for name, s in errors["summary"].items():
-        print(f"  {name:<12} speedup {s['speedup_mean_abs_err']:.3f} / "
+        print(f"  {name:<14} speedup {s['speedup_mean_abs_err']:.3f} / "
               f"{s['speedup_max_abs_err']:.3f}   goodput {s['goodput_mean_abs_err']:.3f} / "
               f"{s['goodput_max_abs_err']:.3f}")
 
@@ -106,7 +145,10 @@ def main() -> int:
 
     profile = load_profile(args.dir / "profile.json")
     result = json.loads((args.dir / "plan_eval.json").read_text())
-    preds = predict_cells(profile, result["tokens"], args.seeds)
+    rps = result.get("requests_per_slot", 1)
+    preds = predict_cells(profile, result["tokens"], args.seeds, rps)
+    for key, own in own_acceptance_cells(profile, result["cells"], result["tokens"], rps).items():
+        preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(result["cells"], preds, profile.grid.ks)
     out = args.dir / "prediction_errors.json"
     out.write_text(json.dumps({"command": "python benchmarks/plan_eval_predict.py "

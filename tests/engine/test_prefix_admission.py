@@ -113,3 +113,33 @@ def test_warm_prompts_are_not_evicted_for_older_longer_caches(tiny_llama: tuple[
         llm.generate([prompt], params)
     again = llm.generate(new, params)
     assert [o.stats.num_cached_tokens for o in again] == [16, 16]
+
+
+def test_rerunning_a_block_multiple_prompt_keeps_the_other_warm_prompts(
+        tiny_llama: tuple[Path, Any]) -> None:
+    """A prompt of exactly 2 full blocks: a lookup leaves its last block out (one token must be
+    computed), so its holder slot "loses" that block on reuse — it recomputes and registers it
+    again, which is no loss. Counted as a loss, every slot lost something and the least
+    recently admitted one was taken, so running one warm prompt twice evicted another (the
+    first arm of plan_eval's serving cells at ctx 400 / 4000 re-prefilled a prompt, 2026-12-03)."""
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=3)
+    warm = SamplingParams(max_tokens=1, ignore_eos=True)
+    a, b, c = (tokens(32, seed=s) for s in (30, 31, 32))
+    llm.generate([a, b, c], warm)  # one slot each, admitted in order
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    for _ in range(2):
+        assert llm.generate([a], params)[0].stats.num_cached_tokens == 16
+    again = llm.generate([b, c], warm)
+    assert [o.stats.num_cached_tokens for o in again] == [16, 16]
+
+
+def test_a_prompts_own_blocks_are_not_lost_blocks() -> None:
+    pc = PrefixCache(num_slots=2, block_size=4)
+    prompt = block_hashes(list(range(8)), 4)  # 2 blocks, registered in slot 0
+    pc.register(0, prompt, 8)
+    hit = pc.lookup(prompt, 8)
+    assert hit is not None and hit.num_tokens == 4
+    assert pc.lost_blocks(0, keep_tokens=4) == 1  # someone else's request would lose block 1
+    assert pc.lost_blocks(0, keep_tokens=4, hashes=prompt) == 0  # the same prompt recomputes it
+    other = block_hashes([0, 1, 2, 3, 9, 9, 9, 9], 4)  # same first block, other second
+    assert pc.lost_blocks(0, keep_tokens=4, hashes=other) == 1

@@ -114,13 +114,14 @@ class EngineProfileConfig:
         return grid.contexts[-1] + max(per_point, self.acceptance_tokens + grid.ks[-1]) + 64
 
 
-def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid) -> LLM:
-    """An engine sized for the grid (slots = largest batch, length = longest context + room)."""
+def build_llm(cfg: EngineProfileConfig, grid: ProfileGrid, slots: int | None = None) -> LLM:
+    """An engine sized for the grid (slots = largest batch unless `slots` is more: a caller that
+    keeps more prompts prefix-cached; length = longest context + room)."""
     return LLM(
         cfg.model,
         dtype=cfg.dtype,
         device=cfg.device,
-        max_num_seqs=grid.batch_sizes[-1],
+        max_num_seqs=max(grid.batch_sizes[-1], slots or 0),
         max_model_len=cfg.max_model_len(grid),
         max_num_batched_tokens=cfg.max_num_batched_tokens,
         num_threads=cfg.threads,

@@ -19,6 +19,7 @@ sample from. """
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,11 +65,18 @@ class PrefixCache:
             return None
         return PrefixHit(slots=frozenset(holders), num_tokens=depth * self.block_size)
 
-    def lost_blocks(self, slot: int, keep_tokens: int = 0) -> int:
+    def lost_blocks(self, slot: int, keep_tokens: int = 0, hashes: Sequence[bytes] = ()) -> int:
         """Blocks that overwriting `slot` from position `keep_tokens` on would make uncached
-        (those held by no other slot)."""
+        (those held by no other slot). A block equal to the incoming prompt's own block at the
+        same place (`hashes`) is not lost: the request recomputes it and registers it again —
+        the last full block of a prompt whose length is a multiple of the block size, which a
+        lookup leaves out so that one token is computed (counting it as lost sent every such
+        prompt to the least recently admitted slot, evicting another cached prompt)."""
         keep = keep_tokens // self.block_size
-        return sum(1 for h in self._slot_blocks[slot][keep:] if self._where.get(h) == {slot})
+        blocks = self._slot_blocks[slot]
+        return sum(1 for i in range(keep, len(blocks))
+                   if self._where.get(blocks[i]) == {slot}
+                   and not (i < len(hashes) and hashes[i] == blocks[i]))
 
     def truncate(self, slot: int, num_tokens: int) -> None:
         """The slot's positions >= num_tokens will be overwritten: forget blocks past them."""

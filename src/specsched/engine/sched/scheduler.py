@@ -123,7 +123,8 @@ class Scheduler:
         cached = 0 if hit is None else hit.num_tokens
 
         def cost(s: int) -> tuple[bool, int, int, int, int]:
-            lost = 0 if pc is None else pc.lost_blocks(s, cached if s in holders else 0)
+            lost = 0 if pc is None else pc.lost_blocks(s, cached if s in holders else 0,
+                                                        seq.block_hashes)
             # a slot that loses nothing first (a holder first: zero copy); else the least
             # recently admitted slot (LRU), so a run's own warm prompts survive older caches
             stale = self._last_admitted[s] if lost else 0
