@@ -195,7 +195,7 @@ def main() -> int:
         reps = max(1, min(args.reps, int(left // per_rep)))
     print(f"profile done in {t_profile:.0f} s; measuring {reps} rep(s), predicted "
           f"{per_rep * reps / 60:.1f} min", flush=True)
-    pieces = profiler._pieces or []
+    pieces = profiler._pieces or llm.corpus_token_ids()  # a resumed profile did not load it
     measured: dict[tuple[int, int, int], list[float]] = {}
     drafted: dict[tuple[int, int], list[list[int]]] = {}  # (B, ctx) -> per run, K > 0
     accepted: dict[tuple[int, int], list[list[int]]] = {}
