@@ -33,12 +33,23 @@ DIAGNOSES = ("own-acceptance",)
 PREFIX_CACHED_TOKENS = 16  # plan_eval's prompts share all but a 16-token suffix
 
 
+def cell_workload(b: int, c: int, tokens: int, requests_per_slot: int,
+                  spread: float | None = None) -> Any:
+    """The workload a plan_eval cell runs: R x B requests of c tokens, at most B in flight
+    (R = 1: one wave), `tokens` output each, prefix-cached prompts."""
+    from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
+
+    arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
+    return WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
+                        LengthDist(DistKind.FIXED, (tokens,)), arrival, spread,
+                        PREFIX_CACHED_TOKENS)
+
+
 def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
                   ) -> dict[str, dict[str, Any]]:
     """'B,ctx' -> {predictor: {K: predicted decode tok/s}} on the profile's grid."""
     from specsched.planner import CostKind, CostModel
     from specsched.planner.predict import predict_arms
-    from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
     from specsched.policy import PolicyConfig
 
     g = profile.grid
@@ -51,11 +62,8 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot:
                 kind: {str(k): m.goodput(b, c, k).value for k in g.ks}
                 for kind, m in steady.items()
             }
-            arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
-            spec = WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
-                                LengthDist(DistKind.FIXED, (tokens,)), arrival,
-                                None, PREFIX_CACHED_TOKENS)
-            preds = predict_arms(profile, spec, arms, range(seeds))
+            preds = predict_arms(profile, cell_workload(b, c, tokens, requests_per_slot), arms,
+                                 range(seeds))
             cell["simulate"] = {k: p.decode_goodput.mean for k, p in preds.items()}
             out[f"{b},{c}"] = cell
     return out
@@ -70,7 +78,6 @@ def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
 
     from specsched.planner.predict import predict_arms
     from specsched.planner.profile import AcceptancePoint
-    from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
     from specsched.policy import PolicyConfig
 
     arms = {str(k): PolicyConfig.constant(k) for k in profile.grid.ks}
@@ -81,11 +88,8 @@ def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
             continue
         b, c = cl["batch_size"], cl["ctx"]
         own = dataclasses.replace(profile, acceptance=(AcceptancePoint(c, tuple(a), n=1),))
-        arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
-        spec = WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
-                            LengthDist(DistKind.FIXED, (tokens,)), arrival, 0.0,
-                            PREFIX_CACHED_TOKENS)
-        preds = predict_arms(own, spec, arms, range(1))
+        preds = predict_arms(own, cell_workload(b, c, tokens, requests_per_slot, 0.0), arms,
+                             range(1))
         out[f"{b},{c}"] = {k: p.decode_goodput.mean for k, p in preds.items()}
     return out
 
