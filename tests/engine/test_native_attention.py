@@ -15,14 +15,16 @@ TOL = 2e-5
 @pytest.fixture(autouse=True)
 def kernel_on_every_isa(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel is tested wherever it builds, also where attention would not prefer it
-    (AVX2-only CPUs: `cpu_kernels.preferred`)."""
+    (CPUs with neither AVX-512F nor AVX2 + FMA: `cpu_kernels.preferred`)."""
     monkeypatch.setattr(cpu_kernels, "preferred", lambda: True)
 
 
-def test_attention_prefers_the_kernel_only_with_avx512(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attention_prefers_the_kernel_with_avx512_or_avx2(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
     monkeypatch.undo()
-    avx512 = bool(torch.cpu.get_capabilities().get("avx512_f"))
-    assert cpu_kernels.preferred() is avx512
+    caps = torch.cpu.get_capabilities()
+    wide = bool(caps.get("avx512_f") or (caps.get("avx2") and caps.get("fma3")))
+    assert cpu_kernels.preferred() is wide
     calls: list[int] = []
     real = cpu_kernels.ragged_attention_cpu
     monkeypatch.setattr(cpu_kernels, "ragged_attention_cpu",
@@ -143,8 +145,13 @@ def test_query_tile_is_the_lanes_over_the_gqa_group_where_attention_takes_the_ke
         monkeypatch: pytest.MonkeyPatch) -> None:
     kernel_or_skip(64)
     q, k = torch.zeros(1, 9, 64), torch.zeros(1, 3, 8, 64)
-    assert cpu_kernels.query_tile(9, 3, q, k) == 5  # G = 3: 5 tokens x 3 rows <= 16 lanes
-    assert cpu_kernels.query_tile(8, 8, q, k) == 16 and cpu_kernels.query_tile(32, 4, q, k) == 2
+    lanes = cpu_kernels.lanes(64)
+    # the build's vector width: one AVX-512 register of fp32 where the CPU has one, else 8
+    assert lanes == (16 if torch.cpu.get_capabilities().get("avx512_f") else 8)
+    # G = 3: 5 tokens x 3 rows <= 16 lanes (AVX-512), 2 x 3 <= 8 (AVX2)
+    assert cpu_kernels.query_tile(9, 3, q, k) == lanes // 3
+    assert cpu_kernels.query_tile(8, 8, q, k) == lanes
+    assert cpu_kernels.query_tile(32, 4, q, k) == lanes // 8
     assert cpu_kernels.query_tile(9, 3, q.double(), k.double()) is None  # SDPA: no tiles
     monkeypatch.setattr(cpu_kernels, "preferred", lambda: False)
     assert cpu_kernels.query_tile(9, 3, q, k) is None

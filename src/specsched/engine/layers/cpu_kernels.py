@@ -7,15 +7,15 @@ sequence's own cache positions (no padding to the longest context, no gather cop
 Source: `csrc/ragged_attention.cpp` (design notes at its top). Why a kernel: per-sequence SDPA
 with a causal mask costs ~1.5x (q=4) to 2x (q=8) of q=1 per context token, plus a Python call per
 sequence and layer, and the window path gathered copies of K/V; with the G x q query rows as
-vector lanes this kernel reads K and V once per item and costs the same for every G x q <= 16
-(notes/engine.md, "Issue 16").
+vector lanes this kernel reads K and V once per item and costs the same for every G x q up to
+its lanes (notes/engine.md, "Issue 16").
 
 Build: `specsched.engine.layers.native_build` (g++ -O3 -march=native -fopenmp, cached per CPU
 and source; `SPECSCHED_NATIVE_KERNELS=0` switches it off). No compiler, a non-CPU device, a
 non-fp32 cache or a head dim that is not a multiple of 16: `available` is False and attention
-keeps its SDPA paths (same results up to float summation order); so does a CPU without AVX-512
-(`preferred`: there SDPA measured ~5x faster). The source is portable C++ (GCC vector
-extensions).
+keeps its SDPA paths (same results up to float summation order); so does a CPU with neither
+AVX-512F nor AVX2 + FMA (`preferred`). The source is portable C++ (GCC vector extensions of one
+register's width: 16 lanes with AVX-512, 8 otherwise; `lanes`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import torch
 
 from specsched.engine.layers.native_build import load_library
 
-MAX_ROWS = 64  # G x q query rows per sequence the kernel takes (4 vectors of 16 lanes)
+MAX_ROWS = 64  # G x q query rows per sequence the kernel takes
 CHUNK_MIN = 256  # keys per work item at least (an item re-reads nothing; fewer items = less merge)
 ITEMS_PER_THREAD = 6  # split long contexts until the batch has about this many items per thread
 
@@ -46,6 +46,8 @@ def _load(head_dim: int) -> ctypes.CDLL | None:
         fn.restype = ctypes.c_int
         fn.argtypes = [_P, _I, _P, _P, _P, _P, _I, _P, _P, _I, _I, _I, ctypes.c_float,
                        ctypes.c_int]
+        lib.ragged_attention_lanes.restype = ctypes.c_int
+        lib.ragged_attention_lanes.argtypes = []
     return lib
 
 
@@ -64,25 +66,33 @@ def available(q: torch.Tensor, k_cache: torch.Tensor) -> bool:
 
 @cache
 def preferred() -> bool:
-    """Whether attention should take the kernel where it is `available`: on CPUs with AVX-512F.
-    Its 16 query-row lanes are one AVX-512 register; on an AVX2-only CPU (AMD EPYC, 2026-12-02,
-    `notes/scripts/attention_isa_probe.py`) the same kernel measured 34 us per context token per
-    B=1 step (30 layers) against SDPA's 6.9 at q=1, and 96 vs 15 at q=8, so there attention keeps
-    its SDPA paths. The kernel still builds and is tested there."""
-    return bool(torch.cpu.get_capabilities().get("avx512_f"))
+    """Whether attention should take the kernel where it is `available`: on CPUs with AVX-512F
+    (16 lanes) or AVX2 + FMA (8 lanes). The kernel used to have 16 lanes everywhere, two
+    registers on AVX2, where it measured ~5x slower than SDPA (2026-12-02) and attention kept
+    SDPA; with 8 lanes it measured faster than SDPA there (2026-12-03, seventeenth stop,
+    `notes/scripts/attention_isa_probe.py`; BENCHMARKS.md)."""
+    caps = torch.cpu.get_capabilities()
+    return bool(caps.get("avx512_f") or (caps.get("avx2") and caps.get("fma3")))
 
 
-LANES = 16  # query rows per vector (one AVX-512 register of fp32)
+def lanes(head_dim: int) -> int | None:
+    """Query rows per vector of the kernel built for `head_dim` (16 with AVX-512, 8 without);
+    None where it cannot be built."""
+    lib = _load(head_dim)
+    return None if lib is None else int(lib.ragged_attention_lanes())
 
 
 def query_tile(num_heads: int, num_kv_heads: int, q: torch.Tensor, k_cache: torch.Tensor
                ) -> int | None:
-    """How many query tokens per sequence fit one vector of lanes (16 // G) when attention on
-    these tensors takes the kernel, else None. Past it each context token costs a QK^T, exp and
-    P·V pass more (the step cost model's tile term, `policy.cost`)."""
-    if not (available(q, k_cache) and preferred()):
+    """How many query tokens per sequence fit one vector of lanes (`lanes` // G) when attention
+    on these tensors takes the kernel, else None. Past it each context token costs a QK^T, exp
+    and P·V pass more (the step cost model's tile term, `policy.cost`). Exact where G divides
+    the lanes or G x q stays within two vectors (AVX-512, G = 3: q <= 10); at 8 lanes and G = 3
+    a pass begins at q = 3, 6, 9 where the term's multiples of 2 put it at 3, 5, 7."""
+    n = lanes(q.shape[2])
+    if n is None or not (available(q, k_cache) and preferred()):
         return None
-    return max(1, LANES // (num_heads // num_kv_heads))
+    return max(1, n // (num_heads // num_kv_heads))
 
 
 def fits(num_heads: int, num_kv_heads: int, query_len: int) -> bool:
