@@ -15,9 +15,9 @@
 // Work split: (key range, KV head) items over OpenMP threads; per item the G * qlen
 // query rows of one KV head are the LANES of vectors (rows = g * qlen + j), so K and V are read
 // once per item whatever q is, and QK^T costs the same for every q with G * q <= LANES. Per
-// item: scores of a sub-chunk of keys -> local max / exp / sum -> P V with V rows streamed once
-// per block of RB_MAX query rows -> merged into the item's running (max, sum, out) (online
-// softmax).
+// item: scores of a sub-chunk of keys -> local max / exp / sum -> P V with the sub-chunk's V
+// rows streamed once per block of RB_MAX query rows and DU head-dim vectors (from cache) ->
+// merged into the item's running (max, sum, out) (online softmax).
 // Items of one sequence are merged by log-sum-exp at the end (flash-decoding). Key ranges may
 // be any subset of [0, start + qlen) (e.g. StreamingLLM sinks + recent window): only those keys
 // are read, and causality is by position (a query at p sees keys <= p).
