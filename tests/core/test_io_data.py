@@ -35,11 +35,11 @@ HOSTILE_YAML = [
 @pytest.mark.parametrize("loader", LOADERS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize(("text", "fragment"), HOSTILE_YAML)
 def test_hostile_yaml_is_one_line_error(loader: Any, text: str, fragment: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # work done (CPU), not the machine's load
     with pytest.raises(UserError, match=fragment) as info:
         parse_yaml_text(text, "t.yaml", loader)
     assert "\n" not in str(info.value) and len(str(info.value)) < 300
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 @pytest.mark.parametrize("loader", LOADERS, ids=lambda c: c.__name__)
