@@ -30,6 +30,8 @@ class RequestShape:
     prefix_len: int = 0
     repeat_unit: int = 0  # > 0: the prompt repeats a snippet of this many pieces (its own
     # window of the corpus) instead of running text: the continuation is likely repetitive too
+    quote: bool = False  # the tail after the shared prefix quotes a window of that prefix, so
+    # the continuation copies text from further back (long-range retrieval, not local text)
 
 
 def corpus_text() -> str:
@@ -83,7 +85,11 @@ def build_prompts(shapes: Sequence[RequestShape], pieces: Sequence[T], seed: int
                 prefixes[shape.prefix_id] = _window(pieces, rng.randrange(n), shape.prefix_len)
             head = prefixes[shape.prefix_id]
         length = shape.num_prompt_tokens - len(head)
-        if shape.repeat_unit > 0:
+        if shape.quote and head:
+            # room for the quote and its continuation (output_len pieces) inside the prefix
+            start = rng.randrange(max(1, len(head) - length - shape.output_len))
+            tail = _window(head, start, length)
+        elif shape.repeat_unit > 0:
             unit = _window(pieces, rng.randrange(n), min(shape.repeat_unit, length))
             tail = (unit * (length // len(unit) + 1))[:length]
         else:

@@ -33,3 +33,35 @@ def test_phases_alternate_repetitive_and_free_text() -> None:
 def test_phases_need_a_phase_length_and_a_short_unit(bad: dict[str, int], msg: str) -> None:
     with pytest.raises(UserError, match=msg):
         _exp(**bad)
+
+
+def test_phases_over_a_document_quote_it_or_run_on() -> None:
+    """prefix_len > 0: one shared document; repetitive tails are windows of it (a quote whose
+    continuation is still in the document), free tails are other text."""
+    exp = _exp(input_len=100, range_ratio=0.1, prefix_len=80, output_len=5)
+    shapes = request_shapes(exp.scenarios[0], exp.seed)  # type: ignore[attr-defined]
+    assert [s.quote for s in shapes] == [True, True, False, False] * 2
+    assert all(s.prefix_id == 0 and s.prefix_len == 80 and s.repeat_unit == 0 for s in shapes)
+    words = corpus_words()
+    prompts = build_prompts(shapes, words, seed=3)
+    doc = prompts[0][:80]
+    assert all(p[:80] == doc for p in prompts)
+    for shape, prompt in zip(shapes, prompts):
+        tail = prompt[80:]
+        assert len(prompt) == shape.num_prompt_tokens
+        at = [i for i in range(80 - len(tail) + 1) if doc[i:i + len(tail)] == tail]
+        if shape.quote:  # a window of the document, with room for its continuation after it
+            assert at and at[0] + len(tail) + shape.output_len <= 80
+        else:
+            assert not at
+
+
+@pytest.mark.parametrize(("bad", "msg"), [
+    ({"prefix_len": 60}, "every prompt longer than it"),
+    ({"prefix_len": 20}, "every tail shorter than it"),
+    ({"prefix_len": -1}, "prefix_len must be >= 0"),
+    ({"kind": "random", "prefix_len": 30}, "random takes no prefix_len"),
+])
+def test_phases_document_bounds(bad: dict[str, object], msg: str) -> None:
+    with pytest.raises(UserError, match=msg):
+        _exp(**bad)

@@ -135,6 +135,8 @@ class Scenario:
     range_ratio: float = 0.0  # random, phases
     phase_len: int = 0  # phases: requests per phase
     repeat_unit: int = 24  # phases: tokens of the snippet a repetitive prompt repeats
+    # phases with prefix_len > 0: every prompt starts with one shared document of prefix_len
+    # tokens; a repetitive prompt's tail quotes it (the continuation copies from far back)
     sampling: Sampling = field(default_factory=Sampling)
 
     def __post_init__(self) -> None:
@@ -168,6 +170,22 @@ class Scenario:
                                 f"1 <= repeat_unit < input_len")
             if not 0 <= self.range_ratio < 1:
                 raise UserError(f"{where}: range_ratio must be in [0, 1), got {self.range_ratio}")
+            if self.prefix_len:
+                self._check_document(where)
+
+    def _check_document(self, where: str) -> None:
+        """phases over a shared document: every prompt is longer than it, each tail shorter."""
+        lo = int(self.input_len * (1 - self.range_ratio))
+        hi = int(self.input_len * (1 + self.range_ratio))
+        if self.kind is not ScenarioKind.PHASES:
+            raise UserError(f"{where}: {self.kind.value} takes no prefix_len (phases and "
+                            f"prefix_repetition do)")
+        if self.prefix_len < 0:
+            raise UserError(f"{where}: prefix_len must be >= 0, got {self.prefix_len}")
+        if not self.prefix_len < lo or hi - self.prefix_len >= self.prefix_len:
+            raise UserError(f"{where}: phases with prefix_len {self.prefix_len} needs every prompt "
+                            f"longer than it and every tail shorter than it (prompts "
+                            f"{lo}..{hi} tokens)")
 
     @property
     def batch_size(self) -> int:

@@ -31,9 +31,18 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
     rng = random.Random(f"{seed}/{s.name}/lengths")
     lo = max(1, int(s.input_len * (1 - s.range_ratio)))
     hi = max(lo, int(s.input_len * (1 + s.range_ratio)))
-    if s.kind is ScenarioKind.PHASES:  # even phases repeat a snippet, odd ones are free text
+    if s.kind is ScenarioKind.PHASES:
+        # even phases repeat: a snippet, or with a shared document (prefix_len > 0) a quote of
+        # it; odd phases are free text (after the document, if any)
+        def repeats(i: int) -> bool:
+            return (i // s.phase_len) % 2 == 0
+        if s.prefix_len > 0:
+            return tuple(
+                RequestShape(rng.randint(lo, hi), s.output_len, prefix_id=0,
+                             prefix_len=s.prefix_len, quote=repeats(i))
+                for i in range(s.num_requests))
         return tuple(
             RequestShape(rng.randint(lo, hi), s.output_len,
-                         repeat_unit=s.repeat_unit if (i // s.phase_len) % 2 == 0 else 0)
+                         repeat_unit=s.repeat_unit if repeats(i) else 0)
             for i in range(s.num_requests))
     return tuple(RequestShape(rng.randint(lo, hi), s.output_len) for _ in range(s.num_requests))
