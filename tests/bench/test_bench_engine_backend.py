@@ -147,6 +147,13 @@ def test_engine_results_are_json_lines(tiny: Path, tmp_path: Path) -> None:
     sampled = [x for x in lines if x.get("scenario") == "sampled"]
     assert sampled and all(not x["extra"]["greedy"] for x in sampled)
     assert all(x["metrics"]["num_output_tokens"] == 12 for x in sampled)
+    # prompts the slot-resident prefix cache could not keep after the untimed prefill: none
+    # when a trial's requests fit the engine's slots (short: 3 in 3), some when they do not
+    # (long: 4 requests on the same 3-slot engine), and the results say so
+    trials = [x for x in lines if x.get("type") == "trial"]
+    by_scenario = {x["scenario"]: x["extra"]["uncached_prompts"] for x in trials
+                   if x["extra"]["prefilled_untimed"]}
+    assert by_scenario["short"] == 0 and by_scenario["long"] >= 1, by_scenario
 
 
 WARM = EXPERIMENT.split("arms:")[0].replace("tiny-engine", "tiny-warm").replace(

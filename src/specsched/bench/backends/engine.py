@@ -34,7 +34,7 @@ from typing import Any
 from specsched.bench.backends.base import RequestResult, TrialResult, TrialSpec
 from specsched.bench.experiment import Arm, DrafterChoice, Scenario
 from specsched.corpus import build_prompts
-from specsched.engine.driver import drive, warm_prefix
+from specsched.engine.driver import drive, uncached, warm_prefix
 from specsched.engine.llm import LLM
 from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import DrafterKind, SpeculativeConfig, parse_drafter
@@ -178,6 +178,9 @@ class EngineBackend:
         # run's prompts must not evict the measured ones from the prefix cache
         # untimed prefill of the prompts the prefix cache does not hold yet
         warmed = self.options.warm_prefix and warm_prefix(llm.engine, prompts, slots)
+        # prompts whose prefill the timed run still does: the prefix cache is slot-resident, so
+        # a trial of more requests than the engine's max_num_seqs cannot hold them all
+        missing = uncached(llm.engine, prompts) if warmed else None
         llm.engine.set_speculative(spec, policy)
         params = [sampling_params(scenario, trial.seed, i) for i in range(len(prompts))]
         res = drive(llm.engine, prompts, params, concurrency=slots)
@@ -213,6 +216,7 @@ class EngineBackend:
             "num_spec_steps": st.num_spec_steps,
             "num_cached_prompt_tokens": sum(s.stats.num_cached_tokens for s in res.seqs),
             "prefilled_untimed": warmed,
+            "uncached_prompts": missing,  # of them, prefilled inside the timed run anyway
             "time_split_s": {"draft": st.draft_s, "verify": st.verify_s,
                              "overhead": st.overhead_s},
             "acceptance": {
