@@ -38,9 +38,7 @@ test-main: $(STAMP)
 
 test-vllm:
 	bash scripts/vllm/setup_env.sh
-	.venv-vllm/bin/python scripts/vllm/convert_smollm2.py
-	.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m "not e2e"
-	.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m e2e
+	bash scripts/vllm/run_tiers.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

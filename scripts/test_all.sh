@@ -3,7 +3,7 @@
 #   1. scripts/vllm/setup_env.sh (mostly downloads, ~4 min on a fresh machine) runs in the
 #      background, its output in .cache/vllm-setup.log (printed when it ends);
 #   2. meanwhile the main suite runs on 2 pytest-xdist workers (SPECSCHED_TEST_WORKERS; 0 = serial);
-#   3. then the vLLM tiers (unit, then e2e) in .venv-vllm, serially.
+#   3. then the vLLM tiers (scripts/vllm/run_tiers.sh: unit, then e2e), serially.
 # Every part runs even when an earlier one failed; the exit code is non-zero when any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +15,7 @@ bash scripts/vllm/setup_env.sh >"$setup_log" 2>&1 &
 setup_pid=$!
 trap 'kill "$setup_pid" 2>/dev/null' INT TERM
 
-xdist=()
-if [[ "$workers" != 0 ]]; then xdist=(-n "$workers"); fi
-.venv/bin/python -m pytest -q "${xdist[@]}"
+.venv/bin/python -m pytest -q -n "$workers"  # -n 0: serial
 main_rc=$?
 
 wait "$setup_pid"
@@ -30,11 +28,9 @@ if (( setup_rc != 0 )); then
   exit 1
 fi
 
-fail=$main_rc
-.venv-vllm/bin/python scripts/vllm/convert_smollm2.py || fail=1
-.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m "not e2e" || fail=1
-.venv-vllm/bin/python -m pytest -q tests/integrations/vllm -m e2e || fail=1
-if (( fail != 0 )); then
-  echo "test_all.sh: some tests failed (main suite exit $main_rc)" >&2
+bash scripts/vllm/run_tiers.sh
+vllm_rc=$?
+if (( main_rc != 0 || vllm_rc != 0 )); then
+  echo "test_all.sh: some tests failed (main suite exit $main_rc, vLLM tiers exit $vllm_rc)" >&2
   exit 1
 fi
