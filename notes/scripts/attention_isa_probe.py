@@ -2,7 +2,8 @@
 layers of SmolLM2's 9 query / 3 KV heads of 64, B=1, one call per layer), q = 1, 4, 8.
 Written 2026-12-02 when the AVX2-only AMD EPYC measured the kernel 5.6x slower than SDPA.
 
-  .venv/bin/python notes/scripts/attention_isa_probe.py [CTX] [THREADS]"""
+  .venv/bin/python notes/scripts/attention_isa_probe.py [CTX] [THREADS] [QS, e.g. 1,2,...,8]
+(QS added in the nineteenth stop: where between q = 5 and 6 the AVX2 verify step jumps)"""
 import statistics
 import sys
 import time
@@ -40,5 +41,6 @@ def run(q: int, native: bool) -> float:
 
 
 print(f"{torch.backends.cpu.get_cpu_capability()} threads {torch.get_num_threads()} ctx {CTX}")
-for q in (1, 4, 8):
+QS = [int(x) for x in sys.argv[3].split(",")] if len(sys.argv) > 3 else [1, 4, 8]
+for q in QS:
     print(f"q={q}: native {run(q, True):.2f} us/ctx-token, sdpa {run(q, False):.2f}", flush=True)

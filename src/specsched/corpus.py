@@ -32,6 +32,8 @@ class RequestShape:
     # window of the corpus) instead of running text: the continuation is likely repetitive too
     quote: bool = False  # the tail after the shared prefix quotes a window of that prefix, so
     # the continuation copies text from further back (long-range retrieval, not local text)
+    document_unit: int = 0  # > 0: the shared prefix is a passage of this many pieces repeated
+    # (a text the target has read several times: a quote of it keeps being copied)
 
 
 def corpus_text() -> str:
@@ -82,7 +84,9 @@ def build_prompts(shapes: Sequence[RequestShape], pieces: Sequence[T], seed: int
         head: list[T] = []
         if shape.prefix_id >= 0 and shape.prefix_len > 0:
             if shape.prefix_id not in prefixes:
-                prefixes[shape.prefix_id] = _window(pieces, rng.randrange(n), shape.prefix_len)
+                size = min(shape.document_unit or shape.prefix_len, shape.prefix_len)
+                passage = _window(pieces, rng.randrange(n), size)
+                prefixes[shape.prefix_id] = _window(passage, 0, shape.prefix_len)
             head = prefixes[shape.prefix_id]
         length = shape.num_prompt_tokens - len(head)
         if shape.quote and head:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from specsched.bench.load import experiment_from_obj
+from specsched.bench.load import experiment_from_obj, experiment_to_obj
 from specsched.bench.workload import request_shapes
 from specsched.corpus import build_prompts, corpus_words
 from specsched.errors import UserError
@@ -65,3 +67,36 @@ def test_phases_over_a_document_quote_it_or_run_on() -> None:
 def test_phases_document_bounds(bad: dict[str, object], msg: str) -> None:
     with pytest.raises(UserError, match=msg):
         _exp(**bad)
+
+
+def test_a_document_of_a_recurring_passage() -> None:
+    """document_unit > 0: the shared document is one passage repeated (what a quote then copies
+    the target has read several times); the free tails are still other text, and without the
+    knob the document is running text."""
+    exp = _exp(input_len=100, range_ratio=0.1, prefix_len=80, output_len=5, document_unit=24)
+    shapes = request_shapes(exp.scenarios[0], exp.seed)  # type: ignore[attr-defined]
+    assert all(s.document_unit == 24 for s in shapes)
+    words = corpus_words()
+    prompts = build_prompts(shapes, words, seed=3)
+    doc = prompts[0][:80]
+    assert all(p[:80] == doc for p in prompts)
+    assert doc[:24] == doc[24:48] == doc[48:72] and doc[72:] == doc[:8]
+    assert len(set(doc[:24])) > 12  # a passage of running text, not one word
+    for shape, prompt in zip(shapes, prompts):
+        tail = prompt[80:]
+        at = [i for i in range(80 - len(tail) + 1) if doc[i:i + len(tail)] == tail]
+        assert bool(at) == shape.quote
+    plain = build_prompts([dataclasses.replace(s, document_unit=0) for s in shapes], words, 3)
+    assert plain[0][:24] != plain[0][24:48]
+    assert experiment_to_obj(exp)["scenarios"][0]["document_unit"] == 24  # round trip
+    assert experiment_from_obj(experiment_to_obj(exp)).scenarios == exp.scenarios  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("bad", "msg"), [
+    ({"prefix_len": 80, "document_unit": 41}, "document_unit 41 needs"),
+    ({"prefix_len": 80, "document_unit": -1}, "document_unit -1 needs"),
+    ({"document_unit": 10}, "needs phases with prefix_len > 0"),
+])
+def test_document_unit_bounds(bad: dict[str, object], msg: str) -> None:
+    with pytest.raises(UserError, match=msg):
+        _exp(input_len=100, range_ratio=0.1, **bad)

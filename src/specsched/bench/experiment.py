@@ -137,6 +137,8 @@ class Scenario:
     repeat_unit: int = 24  # phases: tokens of the snippet a repetitive prompt repeats
     # phases with prefix_len > 0: every prompt starts with one shared document of prefix_len
     # tokens; a repetitive prompt's tail quotes it (the continuation copies from far back)
+    document_unit: int = 0  # phases with a document: > 0 makes it a passage of this many tokens
+    # repeated (the target has read it several times, so it keeps copying when a tail quotes it)
     sampling: Sampling = field(default_factory=Sampling)
 
     def __post_init__(self) -> None:
@@ -172,6 +174,12 @@ class Scenario:
                 raise UserError(f"{where}: range_ratio must be in [0, 1), got {self.range_ratio}")
             if self.prefix_len:
                 self._check_document(where)
+        if self.document_unit and not (
+                self.kind is ScenarioKind.PHASES and self.prefix_len > 0
+                and 1 <= self.document_unit <= self.prefix_len // 2):
+            raise UserError(f"{where}: document_unit {self.document_unit} needs phases with "
+                            f"prefix_len > 0 and 1 <= document_unit <= prefix_len / 2 (the "
+                            f"passage recurs at least twice in the document)")
 
     def _check_document(self, where: str) -> None:
         """phases over a shared document: every prompt is longer than it, each tail shorter."""

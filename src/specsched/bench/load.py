@@ -45,7 +45,7 @@ ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max
 SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
                  "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling",
-                 "phase_len", "repeat_unit"}
+                 "phase_len", "repeat_unit", "document_unit"}
 SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
 
 
@@ -200,6 +200,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
         range_ratio=_num(obj, "range_ratio", where, 0.0),
         phase_len=_int(obj, "phase_len", where, 0),
         repeat_unit=_int(obj, "repeat_unit", where, 24),
+        document_unit=_int(obj, "document_unit", where, 0),
         sampling=Sampling(
             temperature=_num(sampling_obj, "temperature", f"{where}: sampling", 0.0),
             top_p=_num(sampling_obj, "top_p", f"{where}: sampling", 1.0),
@@ -286,6 +287,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 "input_len": s.input_len, "range_ratio": s.range_ratio,
                 **({"phase_len": s.phase_len, "repeat_unit": s.repeat_unit}
                    if s.kind is ScenarioKind.PHASES else {}),
+                **({"document_unit": s.document_unit} if s.document_unit else {}),
                 "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
                              "top_k": s.sampling.top_k},
             }

@@ -39,7 +39,8 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
         if s.prefix_len > 0:
             return tuple(
                 RequestShape(rng.randint(lo, hi), s.output_len, prefix_id=0,
-                             prefix_len=s.prefix_len, quote=repeats(i))
+                             prefix_len=s.prefix_len, quote=repeats(i),
+                             document_unit=s.document_unit)
                 for i in range(s.num_requests))
         return tuple(
             RequestShape(rng.randint(lo, hi), s.output_len,
