@@ -141,17 +141,18 @@ def test_other_dtypes_keep_sdpa_paths() -> None:
     assert not cpu_kernels.available(q, k_cache[:, :, :, :32])  # not contiguous
 
 
-def test_query_tile_is_the_lanes_over_the_gqa_group_where_attention_takes_the_kernel(
+def test_query_tile_is_the_free_rows_over_the_gqa_group_where_attention_takes_the_kernel(
         monkeypatch: pytest.MonkeyPatch) -> None:
     kernel_or_skip(64)
     q, k = torch.zeros(1, 9, 64), torch.zeros(1, 3, 8, 64)
     lanes = cpu_kernels.lanes(64)
     # the build's vector width: one AVX-512 register of fp32 where the CPU has one, else 8
     assert lanes == (16 if torch.cpu.get_capabilities().get("avx512_f") else 8)
-    # G = 3: 5 tokens x 3 rows <= 16 lanes (AVX-512), 2 x 3 <= 8 (AVX2)
-    assert cpu_kernels.query_tile(9, 3, q, k) == lanes // 3
-    assert cpu_kernels.query_tile(8, 8, q, k) == lanes
-    assert cpu_kernels.query_tile(32, 4, q, k) == lanes // 8
+    # 16 free rows on either ISA (one AVX-512 vector, two AVX2 ones): G = 3: 5 tokens x 3 rows
+    assert cpu_kernels.query_tile(9, 3, q, k) == 5
+    assert cpu_kernels.query_tile(8, 8, q, k) == 16
+    assert cpu_kernels.query_tile(32, 4, q, k) == 2
+    assert cpu_kernels.query_tile(64, 2, q, k) == 1  # G = 32 > 16 rows: one token per tile
     assert cpu_kernels.query_tile(9, 3, q.double(), k.double()) is None  # SDPA: no tiles
     monkeypatch.setattr(cpu_kernels, "preferred", lambda: False)
     assert cpu_kernels.query_tile(9, 3, q, k) is None

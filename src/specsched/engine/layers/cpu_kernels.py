@@ -28,6 +28,11 @@ import torch
 from specsched.engine.layers.native_build import load_library
 
 MAX_ROWS = 64  # G x q query rows per sequence the kernel takes
+# G x q query rows whose QK^T and P.V work hides under one read of a key range's K and V: one
+# 16-lane vector with AVX-512, two 8-lane vectors with AVX2 (probe, AVX2 EPYC, 1 thread, ctx
+# 4096, G = 3, `notes/scripts/attention_isa_probe.py 4096 1 1,2,3,4,5,6,7,8`: 7.9-9.4 us per
+# context token for q = 1..5 (3-15 rows, 1-2 vectors) and 12.5-14.3 at q = 6 (18 rows, 3)).
+TILE_ROWS = 16
 CHUNK_MIN = 256  # keys per work item at least (an item re-reads nothing; fewer items = less merge)
 ITEMS_PER_THREAD = 6  # split long contexts until the batch has about this many items per thread
 
@@ -84,15 +89,16 @@ def lanes(head_dim: int) -> int | None:
 
 def query_tile(num_heads: int, num_kv_heads: int, q: torch.Tensor, k_cache: torch.Tensor
                ) -> int | None:
-    """How many query tokens per sequence fit one vector of lanes (`lanes` // G) when attention
-    on these tensors takes the kernel, else None. Past it each context token costs a QK^T, exp
-    and P·V pass more (the step cost model's tile term, `policy.cost`). Exact where G divides
-    the lanes or G x q stays within two vectors (AVX-512, G = 3: q <= 10); at 8 lanes and G = 3
-    a pass begins at q = 3, 6, 9 where the term's multiples of 2 put it at 3, 5, 7."""
-    n = lanes(q.shape[2])
-    if n is None or not (available(q, k_cache) and preferred()):
+    """How many query tokens per sequence fit the TILE_ROWS rows whose work is free (TILE_ROWS
+    // G) when attention on these tensors takes the kernel, else None. Past it each context
+    token costs a QK^T, exp and P·V pass more (the step cost model's tile term, `policy.cost`).
+    On AVX2 this is not the 8 lanes of one vector: the step at 8 // G (q = 2 -> 3 for G = 3)
+    measured nothing, the one at 16 // G (q = 5 -> 6) +40 % per context token, and a cost
+    model that put a pass at q = 3 fitted a K = 5 point 6-10 % low (the AVX2 demos of the
+    seventeenth and eighteenth stops)."""
+    if lanes(q.shape[2]) is None or not (available(q, k_cache) and preferred()):
         return None
-    return max(1, n // (num_heads // num_kv_heads))
+    return max(1, TILE_ROWS // (num_heads // num_kv_heads))
 
 
 def fits(num_heads: int, num_kv_heads: int, query_len: int) -> bool:
