@@ -6,16 +6,14 @@ profiled points, clamped at the box's edges, exact at profiled Ks)? Re-predicts 
 
   .venv/bin/python notes/scripts/residual_cost_eval.py benchmarks/results/demo/<dir> ...
 """
-import json
 import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from specsched.bench.load import experiment_from_obj
+from demo_dir import load_demo
 from specsched.demo import predict as demo_predict
-from specsched.planner import load_profile
 from specsched.planner import predict as planner_predict
 from specsched.planner.cost_fit import fit_cost
 
@@ -52,15 +50,7 @@ class Corrected:
 
 
 def run(d: Path, corrected: bool):
-    rows = [json.loads(ln) for ln in (d / "results.jsonl").read_text().splitlines()]
-    header = rows[0]["experiment"]
-    for arm in header["arms"]:
-        if arm.get("adaptive"):
-            arm["adaptive"] = {k: v for k, v in arm["adaptive"].items()
-                               if k not in ("acceptance_prior", "cost_prior")}
-            arm["adaptive"]["profile"] = "profile.json"
-    exp = experiment_from_obj(header, d)
-    profile = load_profile(d / "profile.json")
+    exp, profile, trials = load_demo(d)
     orig = planner_predict.fit_cost
     if corrected:
         class F:
@@ -76,8 +66,6 @@ def run(d: Path, corrected: bool):
         preds = demo_predict.predicted(exp, profile, "no-spec", waves=False)
     finally:
         planner_predict.fit_cost = orig
-    trials = [r for r in rows if r.get("type") == "trial" and not r.get("warmup")
-              and not r.get("failed")]
     out = {}
     for scen in exp.scenarios:
         tp = {}

@@ -4,22 +4,13 @@ print each arm's signed prediction error (predicted / measured speedup - 1, perc
 
   .venv/bin/python notes/scripts/tile_q5_eval.py benchmarks/results/demo/<dir> ...
 """
-import json, statistics, sys, dataclasses
+import statistics, sys, dataclasses
 from pathlib import Path
-from specsched.bench.load import experiment_from_obj
+from demo_dir import load_demo
 from specsched.demo import predict as demo_predict
-from specsched.planner import load_profile
 for arg in sys.argv[1:]:
     d = Path(arg)
-    rows = [json.loads(l) for l in (d / "results.jsonl").read_text().splitlines()]
-    header = rows[0]["experiment"]
-    for arm in header["arms"]:
-        if arm.get("adaptive"):
-            arm["adaptive"] = {k: v for k, v in arm["adaptive"].items() if k not in ("acceptance_prior", "cost_prior")}
-            arm["adaptive"]["profile"] = "profile.json"
-    exp = experiment_from_obj(header, d)
-    prof = load_profile(d / "profile.json")
-    trials = [r for r in rows if r.get("type") == "trial" and not r.get("warmup") and not r.get("failed")]
+    exp, prof, trials = load_demo(d)
     line = f"{d.name[:40]:40} qt={prof.metadata.attention_q_tile}"
     for qt in (prof.metadata.attention_q_tile, 5):
         p = dataclasses.replace(prof, metadata=dataclasses.replace(prof.metadata, attention_q_tile=qt))
