@@ -700,3 +700,37 @@ def test_one_slow_step_does_not_hold_a_well_accepting_cell_at_k1(first: int) -> 
     total = sum(len(decisions) for _, decisions in runs)
     assert got >= 0.955 * statics[4], (got / statics[4], k1 / total)
     assert k1 <= 0.12 * total, (got / statics[4], k1 / total)
+
+
+def test_a_warm_up_step_neither_fits_the_cost_nor_judges_the_guard() -> None:
+    """The issue-14 grid on the AVX2 EPYC (2026-12-04): the first decoding step after the
+    prefill ran 1752 ms at B=16 x ctx 512, K = 0, the next K = 0 steps 262-322 ms. Fitted, it
+    made no-spec look far dearer than it was, and the cold arm drafted at a loss for 27 steps.
+    The first decoding step after start-up, or after steps with no decoding request, is skipped
+    by the cost model and the guard; every later step is learned from."""
+    policy = adaptive(FAST, 0.9, schedule=Schedule.constant(0)).build()
+    assert isinstance(policy, AdaptivePolicy)
+    ids, theta0 = [f"r{i}" for i in range(4)], policy.cost.theta.copy()
+
+    def step(slowdown: float) -> None:
+        ctx = [520] * 4
+        ks = policy.decide(BatchState.from_counts(ctx, [500] * 4, room=[100] * 4,
+                                                  request_ids=ids)).num_spec_tokens
+        seconds = slowdown * FAST.predict(step_features(ctx, ks))
+        policy.observe(StepOutcome(batch_size=4, requests=tuple(
+            RequestOutcome(r, c, k, k) for r, c, k in zip(ids, ctx, ks, strict=True)),
+            step_time_s=seconds))
+
+    step(6.0)  # the warm-up outlier
+    assert policy.cost.num_updates == 0 and np.allclose(policy.cost.theta, theta0)
+    assert all(st.steps == 0 or not st.trips for st in policy.cell_state.values())
+    nospec = step_features([520] * 4, [0] * 4)
+    for _ in range(5):
+        step(1.0)
+    assert policy.cost.num_updates == 5
+    assert policy.cost.predict(nospec) == pytest.approx(FAST.predict(nospec), rel=0.02)
+    policy.observe(StepOutcome(batch_size=4, requests=(), step_time_s=1.0))  # a prefill phase
+    step(6.0)  # the next decoding step is a warm-up step again
+    assert policy.cost.num_updates == 5
+    step(1.0)
+    assert policy.cost.num_updates == 6

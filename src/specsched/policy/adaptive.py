@@ -73,6 +73,9 @@ class AdaptivePolicy:
         self._bucket_cache: dict[int, tuple[np.ndarray, float]] = {}  # (acceptance, evidence)
         self.last_step_k = 0
         self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
+        # the next decoding step is the first after start-up or after steps with no decoding
+        # request (a prefill phase): it runs several times slower than its features say
+        self._cold_step = True
         # the step cost whose SHAPE in K the trust region checks: the profile's fit where there
         # is one (fixed: how much dearer depth k is than K = 1 moves little between machines,
         # while the online model, pulled from a prior twice the machine's time, cuts its
@@ -263,7 +266,9 @@ class AdaptivePolicy:
         pending, self._pending = self._pending, None
         self._bucket_cache.clear()
         if not outcome.requests:
+            self._cold_step = True
             return
+        cold, self._cold_step = self._cold_step, False
         b = len(outcome.requests)
         ctx = [r.num_computed_tokens for r in outcome.requests]
         drafted = [r.num_spec_tokens for r in outcome.requests]
@@ -299,6 +304,12 @@ class AdaptivePolicy:
             self.cells[cell].decay_beyond(deepest, self.cfg.untested_decay)
         self._bucket_cache.clear()  # the cells just changed
         seconds = outcome.step_time_s
+        # the first decoding step after start-up or a prefill phase is a warm-up outlier (the
+        # issue-14 grid on the AVX2 EPYC, 2026-12-04: B=16 x ctx 512 ran 1752 ms at K = 0, its
+        # next K = 0 steps 262-322 ms; B=4 485 vs ~120 ms): its time neither fits the cost
+        # model nor stands for no-spec in the guard. Learned from, it made no-spec look 2-6x
+        # dearer than it was, and the cold arm ran K = 1-2 (each step 2-3x a K = 0 one) for 27
+        # steps of a 37-step trial: 0.843x no-spec.
         if seconds is None or seconds <= 0:
             return
         x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
@@ -308,10 +319,12 @@ class AdaptivePolicy:
         # (the clean-clone demo of 2026-12-02) a refill step of 2 decoding rows at K = 2 plus 2
         # joining requests ran 69 ms where the fit said ~40, and capped the cell at K = 1 for
         # 12 steps while every draft was accepted. Such a step may verify a depth, not cap one.
-        clean = not first_draft and outcome.num_prefill_tokens == 0
+        clean = not first_draft and outcome.num_prefill_tokens == 0 and not cold
         if pending is not None:
             self._trust.observe(pending[0], outcome, seconds, x, self._shape,
                                 self.cell_state[pending[0]].steps, may_cap=clean)
+        if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
+            return
         nospec = b / self.cost.predict(self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens))
         self.cost.update(x, seconds)
         if pending is None:
