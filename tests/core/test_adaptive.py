@@ -723,7 +723,7 @@ def test_a_warm_up_step_neither_fits_the_cost_nor_judges_the_guard() -> None:
 
     step(6.0)  # the warm-up outlier
     assert policy.cost.num_updates == 0 and np.allclose(policy.cost.theta, theta0)
-    assert all(st.steps == 0 or not st.trips for st in policy.cell_state.values())
+    assert all(not st.spec and not st.nospec for st in policy.cell_state.values())  # guard
     nospec = step_features([520] * 4, [0] * 4)
     for _ in range(5):
         step(1.0)
