@@ -734,3 +734,53 @@ def test_a_warm_up_step_neither_fits_the_cost_nor_judges_the_guard() -> None:
     assert policy.cost.num_updates == 5
     step(1.0)
     assert policy.cost.num_updates == 6
+
+
+class ComputeBound:
+    """A truth that turns compute-bound above the profiled batch: from 8 rows on, each verify row
+    costs about as much as a decoding row (B=16 x ctx 512 on the AVX2 EPYC, 2026-12-04: 305 /
+    692 / 1100 ms at K = 0 / 1 / 2, where a prior fitted on B <= 4 said 405 / 624 / 842)."""
+
+    def __init__(self, base: StepCostModel) -> None:
+        self.base = base
+        self.features = base.features
+
+    def predict(self, x: np.ndarray) -> float:
+        rows, drafts = float(x[1]), float(x[3])
+        if rows < 8:
+            return self.base.predict(x)
+        plain = x.copy()
+        plain[[3, 4, 5, 7]] = 0.0  # the same step without drafts
+        return self.base.predict(plain) * (1.0 + 1.3 * drafts / rows)
+
+
+def statics_and_adaptive(wl: Workload, truth: Any, prior: StepCostModel, acc: float
+                         ) -> tuple[list[float], float]:
+    seeds = range(8)
+    statics = [float(np.mean([simulate(wl, PolicyConfig.constant(k).build(), truth, seed=s,
+                                       noise=0.05).goodput for s in seeds])) for k in range(5)]
+    got = float(np.mean([simulate(wl, adaptive(prior, acc, schedule=Schedule.constant(1)).build(),
+                                  truth, seed=s, noise=0.05).goodput for s in seeds]))
+    return statics, got
+
+
+def test_an_extrapolated_cell_that_drafts_measures_k0_early() -> None:
+    """Outside the prior's box a cell that drafts on the prior's word measures K = 0 every other
+    step until the guard can judge: where drafting loses, it stops within a few steps. Before,
+    nothing measured K = 0 there until an exploration probe ~24 steps in, and K >= 1 steps alone
+    cannot tell what K = 0 costs: 0.82x no-spec on this simulation (0.86x on the engine)."""
+    boxed = dataclasses.replace(CPU, batch_range=(1, 4), ctx_range=(512, 4096))
+    statics, got = statics_and_adaptive(workload(32, 16, 512, 32, 0.95), ComputeBound(CPU),
+                                        boxed, 0.95)
+    assert int(np.argmax(statics)) == 0 and statics[1] < 0.9 * statics[0]  # the setup
+    assert got >= 0.92 * statics[0], got / statics[0]
+
+
+def test_an_extrapolated_cell_that_gains_much_is_not_probed_at_k0_early() -> None:
+    """Where the prior predicts a large gain (B=16 x ctx 4096: ~2x), an extrapolation error would
+    not turn drafting into a loss, while a K = 0 step forgoes half a step's tokens: the early
+    K = 0 probes are left out (with them: 0.89x the best static K on this simulation)."""
+    boxed = dataclasses.replace(CPU, batch_range=(1, 4), ctx_range=(512, 4096))
+    statics, got = statics_and_adaptive(workload(32, 16, 4096, 32, 0.9), CPU, boxed, 0.9)
+    assert max(statics) > 2.0 * statics[0]  # the setup
+    assert got >= 0.95 * max(statics), got / max(statics)

@@ -34,7 +34,7 @@ from specsched.policy.acceptance_stats import (
     shrinkage_weight,
 )
 from specsched.policy.adaptive_config import CTX_BUCKETS, AdaptiveConfig, Cell, cell_of
-from specsched.policy.adaptive_guard import EARLY_PROBE, CellState
+from specsched.policy.adaptive_guard import CellState, explore
 from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
@@ -162,14 +162,17 @@ class AdaptivePolicy:
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
         anchor = np.array([r.last_k if r.last_k is not None else fresh[i]
                            for r, i in zip(reqs, decoding, strict=True)])
+        gain = np.inf  # predicted goodput of the choice / of K = 0 (not known in the warm-up)
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = self._warmup(np.minimum(anchor, caps), caps)
         else:
             caps = np.minimum(caps, [self._slow_start(r, c)
                                       for r, c in zip(reqs, ctx, strict=True)])
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
-            ks = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
-        ks, probe = self._explore(state, ks, caps)
+            ks, gain = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
+        budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
+        ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain)
+        self.num_explored += probe
         idle_cells: set[Cell] = set()
         for r, k, c in zip(reqs, ks, ctx, strict=True):
             r.last_k = int(k) if not probe else r.last_k
@@ -232,7 +235,8 @@ class AdaptivePolicy:
         return anchor
 
     def _choose(self, reqs: list[_Request], ctx: list[int], caps: np.ndarray,
-                anchor: np.ndarray) -> np.ndarray:
+                anchor: np.ndarray) -> tuple[np.ndarray, float]:
+        """K per request and its predicted goodput over K = 0's."""
         tokens = expected_tokens_table(self._acceptance(reqs, ctx))
         base, added, per_step = self.costs(ctx)
         if self.per_request:
@@ -242,24 +246,13 @@ class AdaptivePolicy:
             anchor = np.minimum(int(anchor.max()), caps)  # one K per step
         kept: Choice = evaluate(tokens, base, added, per_step, anchor)
         if best.goodput > kept.goodput * (1.0 + self.cfg.margin):
-            return best.ks
-        if not self.per_request:
-            return anchor
-        return refine(tokens, added, kept, best.ks, self.cfg.margin)
-
-    def _explore(self, state: CellState, ks: np.ndarray, caps: np.ndarray
-                 ) -> tuple[np.ndarray, bool]:
-        """Guard and bounded exploration; returns (K per decoding request, was it a probe)."""
-        if state.guarded:
-            ks = np.zeros_like(ks)
-        budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
-        early = state.early_probe_due(EARLY_PROBE, drafting=bool(ks.any()))
-        if not (budget_ok and (early or state.due(self.cfg.explore_every))):
-            return ks, False
-        self.num_explored += 1
-        if ks.any():
-            return np.zeros_like(ks), True  # the guard's no-spec reference
-        return np.minimum(1, caps), True  # does drafting pay here now?
+            ks = best.ks
+        elif not self.per_request:
+            ks = anchor
+        else:
+            ks = refine(tokens, added, kept, best.ks, self.cfg.margin)
+        plain = evaluate(tokens, base, added, per_step, np.zeros_like(ks)).goodput
+        return ks, evaluate(tokens, base, added, per_step, ks).goodput / max(plain, 1e-12)
 
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:
@@ -325,15 +318,16 @@ class AdaptivePolicy:
                                 self.cell_state[pending[0]].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        nospec = b / self.cost.predict(self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens))
+        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
         self.cost.update(x, seconds)
         if pending is None:
             return
         cell, did_draft, probe = pending
         state = self.cell_state.setdefault(cell, CellState())
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
-        ratio = tokens / seconds / nospec
-        other = state.mean(not did_draft)  # the population the probe is compared with
-        state.record(did_draft, ratio, self.cfg.guard_z)
+        theta, rate = self.cost.theta, tokens / seconds / b
+        other = state.mean(not did_draft, theta)  # the population the probe is compared with
+        state.record(did_draft, (rate, x0), theta, self.cfg.guard_z)
         if probe:  # a probe that agrees with the cell's choice backs exploration off
+            ratio = rate * max(float(x0 @ theta), 1e-6)
             state.probed(confirmed=other is None or ratio <= other)

@@ -1,13 +1,18 @@
-"""Per-cell bookkeeping of the adaptive policy: exploration period with back-off, and the guard
-that turns speculation off where it measurably loses (how deep a cell may draft: `adaptive_trust`).
+"""Per-cell bookkeeping of the adaptive policy: exploration (period with back-off, early probes
+outside the cost prior's box) and the guard that turns speculation off where it measurably loses
+(how deep a cell may draft: `adaptive_trust`).
 
 The guard compares, within one (batch x context) cell, steps that drafted with steps that did not,
 each as r = measured goodput / the cost model's predicted no-spec goodput for that step's batch
-(so batches of different sizes and contexts compare). When the mean r of drafting steps is below
-the no-spec steps' by more than `z` standard errors of the difference (Welch), the cell drafts
-nothing for `COOLDOWN` of its steps, then starts a fresh comparison: a model that is wrong about
-a cell cannot keep it losing, and a cell whose text changed gets another chance.
-No torch here.
+(so batches of different sizes and contexts compare). Each sample keeps its goodput per row and
+its no-spec features, and r is computed with the model of the moment for both populations: one
+yardstick, even while the model moves fast (a cell outside the box its prior was fitted on; an
+r frozen at record time mixed a prior's 405 ms no-spec step with the learned 340 ms one, and the
+no-spec population's spread hid a clear loss). When the mean r of drafting steps is below the
+no-spec steps' by more than `z` standard errors of the difference (Welch), the cell drafts nothing
+for `COOLDOWN` of its steps, then starts a fresh comparison: a model that is wrong about a cell
+cannot keep it losing, and a cell whose text changed gets another chance.
+No torch here; numpy only.
 """
 
 from __future__ import annotations
@@ -15,25 +20,31 @@ from __future__ import annotations
 import math
 from collections import deque
 
+import numpy as np
+
 WINDOW = 32  # recent steps per population
-MIN_SPEC, MIN_NOSPEC = 6, 3
+MIN_SPEC, MIN_NOSPEC = 3, 3
 MAX_BACKOFF = 4
 COOLDOWN = 48  # steps of the cell without drafting after the guard trips
-EARLY_PROBE = 6  # a cell outside the cost prior's box is first probed after this many steps
+EARLY_PROBE = 6  # a cell outside the box at K = 0: its K = 1 probe after this many steps
+EARLY_NOSPEC_MAX = 6  # ... that drafts: K = 0 probes every other step until judged, at most this
+EARLY_GAIN = 1.5  # ... unless drafting is predicted to gain this much (an error it could not hide)
+
+Sample = tuple[float, np.ndarray]  # (goodput per decoding row, no-spec features [F])
 
 
-def _mean_var(xs: deque[float]) -> tuple[float, float]:
-    n = len(xs)
-    mean = sum(xs) / n
-    var = sum((x - mean) ** 2 for x in xs) / (n - 1) if n > 1 else 0.0
-    return mean, var
+def _ratios(samples: deque[Sample], theta: np.ndarray) -> np.ndarray:  # [n]
+    """r of each sample under the cost model theta."""
+    rates = np.fromiter((s[0] for s in samples), dtype=np.float64, count=len(samples))
+    xs = np.stack([s[1] for s in samples])  # [n, F]
+    return rates * np.maximum(xs @ theta, 1e-6)
 
 
 class CellState:
     """One cell: step count, exploration period, and the guard's two samples."""
 
-    __slots__ = ("backoff", "early_probe", "guarded_until", "nospec", "spec", "steps",
-                 "steps_since_probe", "trips")
+    __slots__ = ("backoff", "early_probe", "guarded_until", "nospec", "spec", "spec_ahead",
+                 "steps", "steps_since_probe", "trips")
 
     def __init__(self) -> None:
         self.steps = 0
@@ -41,9 +52,10 @@ class CellState:
         self.backoff = 1
         self.guarded_until = 0
         self.trips = 0  # how many times the guard turned drafting off here
-        self.early_probe = False  # probe K = 1 soon if the cell does not draft (no profile here)
-        self.spec: deque[float] = deque(maxlen=WINDOW)
-        self.nospec: deque[float] = deque(maxlen=WINDOW)
+        self.early_probe = False  # outside the cost prior's box: probe soon (see early_probe_due)
+        self.spec_ahead = False  # at the last judgment drafting measured at least no-spec's r
+        self.spec: deque[Sample] = deque(maxlen=WINDOW)
+        self.nospec: deque[Sample] = deque(maxlen=WINDOW)
 
     @property
     def guarded(self) -> bool:
@@ -53,33 +65,53 @@ class CellState:
         """Whether this step of the cell is an exploration step."""
         return self.steps_since_probe + 1 >= every * self.backoff
 
-    def early_probe_due(self, after: int, drafting: bool) -> bool:
-        """An early K = 1 probe is pending, the cell has run `after` steps and drafts nothing
-        (a cell that drafts has no use for it: the flag is dropped)."""
-        if not self.early_probe or (not drafting and self.steps < after):
+    def early_probe_due(self, drafting: bool, gain: float) -> bool:
+        """Whether this step is an early probe of a cell outside the cost prior's box (its
+        extrapolated costs may be far off). At K = 0: one K = 1 probe after EARLY_PROBE steps.
+        Drafting, while the predicted gain over K = 0 is below EARLY_GAIN: a K = 0 probe every
+        other step until the guard has judged (tripped, or drafting measured ahead with
+        MIN_NOSPEC no-spec steps), at most EARLY_NOSPEC_MAX. K >= 1 steps alone cannot tell what
+        K = 0 costs: B=16 x ctx 512 on the AVX2 EPYC (2026-12-04) drafted K = 1 at 2.3x a K = 0
+        step (the prior, fitted on B <= 4, said 1.54x: a gain of 1.27x predicted) for 27 of 33
+        steps, 0.86x no-spec, its first K = 0 reference an exploration probe at step 28. Where
+        the predicted gain is large (a long context), an extrapolation error that large would
+        not turn it into a loss, while each K = 0 step there forgoes most of a step's tokens."""
+        if not self.early_probe:
+            return False
+        if self.guarded:  # judged: drafting lost here
+            self.early_probe = False
+            return False
+        if drafting:
+            n = len(self.nospec)
+            if (self.spec_ahead and n >= MIN_NOSPEC) or n >= EARLY_NOSPEC_MAX:
+                self.early_probe = False
+                return False
+            return gain < EARLY_GAIN and self.steps_since_probe >= 1
+        if self.steps < EARLY_PROBE:
             return False
         self.early_probe = False
-        return not drafting
+        return True
 
     def probed(self, confirmed: bool) -> None:
         """A probe ran; `confirmed`: it agreed with the cell's choice (back off), else reset."""
         self.steps_since_probe = 0
         self.backoff = min(self.backoff * 2, MAX_BACKOFF) if confirmed else 1
 
-    def mean(self, drafted: bool) -> float | None:
+    def mean(self, drafted: bool, theta: np.ndarray) -> float | None:
         xs = self.spec if drafted else self.nospec
-        return sum(xs) / len(xs) if xs else None
+        return float(_ratios(xs, theta).mean()) if xs else None
 
-    def record(self, drafted: bool, ratio: float, z: float) -> None:
+    def record(self, drafted: bool, sample: Sample, theta: np.ndarray, z: float) -> None:
         """One measured step of the cell; trip the guard when drafting measurably loses."""
-        if not math.isfinite(ratio):
+        if not math.isfinite(sample[0]):
             return
-        (self.spec if drafted else self.nospec).append(ratio)
+        (self.spec if drafted else self.nospec).append(sample)
         if self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC:
             return
-        ms, vs = _mean_var(self.spec)
-        mn, vn = _mean_var(self.nospec)
-        se = math.sqrt(vs / len(self.spec) + vn / len(self.nospec))
+        rs, rn = _ratios(self.spec, theta), _ratios(self.nospec, theta)
+        ms, mn = float(rs.mean()), float(rn.mean())
+        self.spec_ahead = ms >= mn
+        se = math.sqrt(rs.var(ddof=1) / len(rs) + rn.var(ddof=1) / len(rn))
         if ms + z * se < mn:
             self.guarded_until = self.steps + COOLDOWN
             self.trips += 1
@@ -88,3 +120,19 @@ class CellState:
     def advance(self) -> None:
         self.steps += 1
         self.steps_since_probe += 1
+
+
+def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budget_ok: bool,
+            gain: float) -> tuple[np.ndarray, bool]:  # ([n] K per request, was it a probe)
+    """The cell's guard and exploration on the chosen K: a guarded cell drafts nothing; an early
+    probe (outside the box, not counted against the budget: a few per cell) or a periodic one
+    within the budget tries K = 1 where the cell drafts nothing and K = 0 (the guard's no-spec
+    reference) where it drafts. gain: the choice's predicted goodput over K = 0's."""
+    if state.guarded:
+        ks = np.zeros_like(ks)
+    early = state.early_probe_due(drafting=bool(ks.any()), gain=gain)
+    if not (early or (budget_ok and state.due(every))):
+        return ks, False
+    if ks.any():
+        return np.zeros_like(ks), True
+    return np.minimum(1, caps), True
