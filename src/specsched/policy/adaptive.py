@@ -26,7 +26,7 @@ import numpy as np
 from specsched.policy.acceptance_stats import expected_tokens_table
 from specsched.policy.adaptive_acceptance import AcceptanceBook, TrackedRequest
 from specsched.policy.adaptive_config import AdaptiveConfig, Cell, cell_of
-from specsched.policy.adaptive_guard import CellState, explore
+from specsched.policy.adaptive_guard import CellState, explore, ratio
 from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
@@ -220,16 +220,16 @@ class AdaptivePolicy:
                                 self.cell_state[pending[0]].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
         self.cost.update(x, seconds)
         if pending is None:
             return
         cell, did_draft, probe = pending
         state = self.cell_state.setdefault(cell, CellState())
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
-        theta, rate = self.cost.theta, tokens / seconds / b
-        other = state.mean(not did_draft, theta)  # the population the probe is compared with
-        state.record(did_draft, (rate, x0), theta, self.cfg.guard_z)
+        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
+        sample, theta = (tokens / seconds / b, x0), self.cost.theta
+        # a probe is compared with the other population (read before this step joins its own)
+        other = state.mean(not did_draft, theta) if probe else None
+        state.record(did_draft, sample, theta, self.cfg.guard_z)
         if probe:  # a probe that agrees with the cell's choice backs exploration off
-            ratio = rate * max(float(x0 @ theta), 1e-6)
-            state.probed(confirmed=other is None or ratio <= other)
+            state.probed(confirmed=other is None or ratio(sample, theta) <= other)

@@ -33,6 +33,11 @@ EARLY_GAIN = 1.5  # ... unless drafting is predicted to gain this much (an error
 Sample = tuple[float, np.ndarray]  # (goodput per decoding row, no-spec features [F])
 
 
+def ratio(sample: Sample, theta: np.ndarray) -> float:
+    """r of one sample under the cost model theta."""
+    return sample[0] * max(float(sample[1] @ theta), 1e-6)
+
+
 def _ratios(samples: deque[Sample], theta: np.ndarray) -> np.ndarray:  # [n]
     """r of each sample under the cost model theta."""
     rates = np.fromiter((s[0] for s in samples), dtype=np.float64, count=len(samples))
