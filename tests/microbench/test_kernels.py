@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from specsched.microbench.geometry import AttentionGeometry
@@ -14,10 +15,11 @@ Q = 3  # K = 2
 KINDS = (KernelKind.ENGINE, KernelKind.PADDED, KernelKind.NESTED)
 
 
-def _store_with_matching_packed_cache() -> object:
+def _store_with_matching_packed_cache(tail: int = 0) -> object:
+    """`tail`: unused packed capacity past the shape's Σ(ctx + q) (the grid's larger shapes)."""
     b = SHAPE.batch_size
     store = allocate_store(
-        GEO, b, SHAPE.max_ctx + Q, SHAPE.total_ctx + b * Q, KINDS, 1 << 30,
+        GEO, b, SHAPE.max_ctx + Q, SHAPE.total_ctx + b * Q + tail, KINDS, 1 << 30,
         torch.float32, torch.device("cpu"), seed=0,
     )
     for i in range(store.num_distinct):  # the packed (varlen) buffer holds the slots' keys
@@ -43,6 +45,22 @@ def test_engine_padded_and_nested_agree() -> None:
     for s, out in enumerate(nested.unbind()):  # out: [Hkv, G*q, D]
         last = out.reshape(hkv, g, Q, d)[:, :, Q - 1]  # the last query sees every key: no mask
         torch.testing.assert_close(last, per_seq[s, Q - 1], rtol=1e-4, atol=1e-5)
+
+
+def test_flex_masks_the_packed_tail_and_agrees_with_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # flex runs over the whole packed capacity (one tensor size for every shape: one compile);
+    # the tail past this shape's keys must be masked out. Eager flex here: compiling takes ~30 s
+    # on a CPU, and the mask, not the compiler, is what this checks.
+    pytest.importorskip("torch.nn.attention.flex_attention")
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
+    store = _store_with_matching_packed_cache(tail=150)
+    b = SHAPE.batch_size
+    engine = build_step(KernelKind.ENGINE, SHAPE, GEO, Q, store)()  # [B*q, Hq, D]
+    flex = build_step(KernelKind.FLEX, SHAPE, GEO, Q, store)()  # [1, Hq, B*q, D]
+    assert flex.shape == (1, GEO.num_heads, b * Q, GEO.head_dim)
+    torch.testing.assert_close(flex[0].transpose(0, 1), engine, rtol=1e-4, atol=1e-5)
 
 
 def test_memory_cap_limits_distinct_layer_caches() -> None:

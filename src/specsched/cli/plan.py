@@ -18,7 +18,7 @@ from specsched.cli._predict import (
     render_model,
     render_predictions,
 )
-from specsched.cli.profile import add_grid_args, add_roofline_args, roofline_from_args
+from specsched.cli.profile_args import add_grid_args, add_roofline_args, roofline_from_args
 from specsched.errors import UserError
 
 

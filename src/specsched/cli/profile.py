@@ -14,126 +14,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from specsched.cli._common import parse_int_list, print_json, stdout_console
-from specsched.cli.spec_flags import add_drafter_args, speculative_from_args
+from specsched.cli._common import print_json, stdout_console
+from specsched.cli.profile_args import (
+    add_grid_args,
+    add_roofline_args,
+    parse_acceptance,
+    roofline_from_args,
+)
+from specsched.cli.profile_engine import add_engine_args, run_engine_mode
 from specsched.errors import UserError
-from specsched.planner import Profile, ProfileGrid
-
-if TYPE_CHECKING:
-    from specsched.tune.engine_profile import EngineProfileConfig
-
-DEFAULT_BATCH_SIZES = "1,4,16,64,256"
-DEFAULT_CONTEXTS = "512,2048,8192,32768"
-DEFAULT_KS = "0,1,2,3,4,6,8"
-DEFAULT_MODEL = "llama-3.1-8b"
-# The reference engine on a CPU: small defaults (a point costs seconds, a 4k prefill a minute).
-ENGINE_BATCH_SIZES = "1,4"
-ENGINE_CONTEXTS = "512,2048"
-ENGINE_KS = "0,1,2,3"
-ENGINE_MODEL = "smollm2-135m"
-
-
-def parse_acceptance(text: str | None) -> tuple[float, ...] | None:
-    """'0.8' (every position) or '0.9,0.85,0.8' (per draft position) -> floats in [0, 1]."""
-    if text is None:
-        return None
-    out: list[float] = []
-    for i, item in enumerate(t.strip() for t in text.split(",") if t.strip()):
-        try:
-            value = float(item)
-        except ValueError:
-            raise UserError(f"--acceptance: item {i} ({item!r}) is not a number") from None
-        if not 0.0 <= value <= 1.0:
-            raise UserError(f"--acceptance: item {i} ({value}) must be in [0, 1]")
-        out.append(value)
-    if not out:
-        raise UserError("--acceptance: expected a rate like 0.8 or a list like 0.9,0.85,0.8")
-    return tuple(out)
-
-
-def add_roofline_args(p: argparse.ArgumentParser, engine_aware: bool = False) -> None:
-    """Arguments of the analytic roofline model, shared with `specsched plan`. `engine_aware`:
-    --model and --ks default to None, resolved per mode (roofline vs --engine)."""
-    g = p.add_argument_group("roofline model (plan for hardware you don't have)")
-    g.add_argument("--roofline", action="store_true", help="use the analytic cost model")
-    g.add_argument(
-        "--gpu",
-        default="H100-SXM",
-        help="H100-SXM, H200, A100-80GB, L40S, or a JSON hardware spec (default H100-SXM)",
-    )
-    g.add_argument(
-        "--model",
-        default=None if engine_aware else DEFAULT_MODEL,
-        help="roofline: llama-3.1-8b (default), llama-3.1-70b, qwen2.5-7b, smollm2-135m, or a "
-        "JSON spec / HF config.json; --engine: smollm2-135m (default), a .gguf or HF directory",
-    )
-    g.add_argument(
-        "--drafter",
-        default="streaming",
-        help="'streaming' (StreamingLLM self-draft, MagicDec) or a draft model preset / "
-        "JSON (default streaming)",
-    )
-    g.add_argument(
-        "--draft-window",
-        type=int,
-        default=512,
-        help="StreamingLLM KV window of the self-draft, tokens (default 512)",
-    )
-    g.add_argument(
-        "--ks",
-        default=None if engine_aware else DEFAULT_KS,
-        help=f"K values (default {DEFAULT_KS}; --engine: {ENGINE_KS}); 0 is always added",
-    )
-
-
-def add_grid_args(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "--batch-sizes",
-        default=None,
-        help=f"comma-separated batch sizes {what} (default {DEFAULT_BATCH_SIZES})",
-    )
-    p.add_argument(
-        "--contexts",
-        default=None,
-        help=f"comma-separated context lengths {what} (default {DEFAULT_CONTEXTS})",
-    )
-    p.add_argument(
-        "--acceptance",
-        default=None,
-        help="acceptance per draft position: one rate (0.8) or a list (0.9,0.85,0.8); "
-        "roofline default 0.8 (an assumption)",
-    )
-
-
-def grid_from_args(args: argparse.Namespace, engine: bool = False) -> ProfileGrid:
-    bs_default = ENGINE_BATCH_SIZES if engine else DEFAULT_BATCH_SIZES
-    cs_default = ENGINE_CONTEXTS if engine else DEFAULT_CONTEXTS
-    bs = parse_int_list(args.batch_sizes or bs_default, "--batch-sizes", 1)
-    cs = parse_int_list(args.contexts or cs_default, "--contexts", 1)
-    ks = parse_int_list(args.ks or (ENGINE_KS if engine else DEFAULT_KS), "--ks", 0)
-    return ProfileGrid(tuple(sorted(set(bs))), tuple(sorted(set(cs))), tuple(sorted({0, *ks})))
-
-
-def roofline_from_args(args: argparse.Namespace) -> Profile:
-    """A complete roofline Profile from the shared arguments."""
-    from specsched.planner import (
-        DraftKind,
-        DraftSpec,
-        resolve_hardware,
-        resolve_model,
-        roofline_profile,
-    )
-
-    hw, target = resolve_hardware(args.gpu), resolve_model(args.model or DEFAULT_MODEL)
-    if args.drafter.lower() == "streaming":
-        draft = DraftSpec(DraftKind.STREAMING, window=args.draft_window)
-    else:
-        draft = DraftSpec(DraftKind.MODEL, model=resolve_model(args.drafter))
-    return roofline_profile(
-        hw, target, draft, grid_from_args(args), parse_acceptance(args.acceptance)
-    )
+from specsched.planner import Profile
 
 
 def register(sub: Any) -> None:
@@ -175,96 +67,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_engine_args(p: argparse.ArgumentParser) -> None:
-    """Options of engine-backed profiling, shared with `specsched tune`."""
-    g = p.add_argument_group("engine profiling (--engine; `specsched tune`)")
-    add_drafter_args(g, with_drafter=False)
-    g.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (default 1: safest on a shared machine)")
-    g.add_argument("--dtype", default="float32", help="float32 (default), bfloat16, float16")
-    g.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
-    g.add_argument("--repeats", type=int, default=5,
-                   help="timed steps per point and round (default 5)")
-    g.add_argument("--warmup", type=int, default=2,
-                   help="untimed decode steps before them (default 2)")
-    g.add_argument("--rounds", type=int, default=3,
-                   help="rounds interleaving the Ks of each batch x context, so a slow minute "
-                   "of the machine hits every K alike (default 3)")
-    g.add_argument("--acceptance-tokens", type=int, default=128,
-                   help="tokens decoded per request for acceptance at each context (default 128)")
-    g.add_argument("--acceptance-prompts", type=int, default=16,
-                   help="requests (distinct texts) per context for acceptance, each measured "
-                   "on its own: mean, spread and confidence interval (default 16)")
-    g.add_argument("--prompts-file", default=None, metavar="FILE",
-                   help="measure acceptance on this UTF-8 text (your traffic) instead of the "
-                   "built-in corpus")
-    g.add_argument("--resume", action="store_true",
-                   help="continue an interrupted profile at --out (nothing measured is redone)")
-
-
-def engine_config_from_args(args: argparse.Namespace) -> EngineProfileConfig:
-    """`EngineProfileConfig` from the engine arguments (the roofline's --drafter is shared)."""
-    from specsched.io import read_user_text
-    from specsched.tune.engine_profile import EngineProfileConfig
-
-    if args.prompts_file is not None:
-        read_user_text(args.prompts_file, "prompts")  # fail now, not after the model loads
-    return EngineProfileConfig(
-        model=args.model or ENGINE_MODEL, speculative=speculative_from_args(args),
-        dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
-        warmup=args.warmup, rounds=args.rounds, acceptance_tokens=args.acceptance_tokens,
-        acceptance_prompts=args.acceptance_prompts, prompts_file=args.prompts_file,
-    )
-
-
-def prepare_profile_out(out: Path, resume: bool, force: bool) -> None:
-    """Refuse to mix with an existing profile unless --resume (continue) or --force (restart)."""
-    from specsched.planner import progress_path
-
-    side = progress_path(out)
-    if not (out.exists() or side.exists()):
-        return
-    if force:
-        out.unlink(missing_ok=True)
-        side.unlink(missing_ok=True)
-    elif not resume:
-        raise UserError(f"{out} (or its .partial.jsonl) exists; pass --resume to continue it "
-                        f"or --force to start over")
-
-
-def run_engine_profile(args: argparse.Namespace, out: Path) -> Profile:
-    """Resumable engine-backed profile with a progress bar: rerun with --resume to continue."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from specsched.tune.profile_run import profile_engine
-
-    grid = grid_from_args(args, engine=True)
-    cfg = engine_config_from_args(args)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    with Progress(*columns, console=stdout_console()) as bar:
-        task = bar.add_task("profiling (loading the model)", total=None)
-
-        def progress(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"profiled {what}")
-
-        return profile_engine(out, grid, cfg, progress=progress)
-
-
-def _run_engine_profile(args: argparse.Namespace) -> Profile:
-    if args.out is None:
-        raise UserError("--out is required: the profile (and its resume file) go there")
-    out = Path(args.out)
-    prepare_profile_out(out, args.resume, args.force)
-    return run_engine_profile(args, out)
-
-
 def _write(profile: Any, args: argparse.Namespace) -> None:
     from specsched.planner import save_profile
 
@@ -287,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if measured:
         profile = _measured_acceptance(args)
     elif args.engine:
-        profile = _run_engine_profile(args)
+        profile = run_engine_mode(args)
     elif args.from_vllm_bench:
         profile = import_vllm_bench(
             args.from_vllm_bench, args.k, args.ctx, parse_acceptance(args.acceptance)

@@ -22,15 +22,13 @@ from specsched.cli._predict import (
     render_model,
     render_predictions,
 )
-from specsched.cli.profile import (
+from specsched.cli.profile_args import (
     ENGINE_BATCH_SIZES,
     ENGINE_CONTEXTS,
     ENGINE_KS,
     ENGINE_MODEL,
-    add_engine_args,
-    prepare_profile_out,
-    run_engine_profile,
 )
+from specsched.cli.profile_engine import add_engine_args, prepare_profile_out, run_engine_profile
 from specsched.cli.spec_flags import add_drafter_arg
 from specsched.io import atomic_write_json
 from specsched.tune.pipeline import PlanSettings

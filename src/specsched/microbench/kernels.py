@@ -210,27 +210,34 @@ def _nested(shape: BatchShape, geo: AttentionGeometry, q: int, store: KvStore) -
 def _flex(shape: BatchShape, geo: AttentionGeometry, q: int, store: KvStore) -> StepFn:
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
+    # Every shape runs over the whole packed buffer (the same capacity for all shapes), its tail
+    # past Σ(ctx+q) masked out: the tensors keep one size, so the kernel compiles once (one size
+    # per shape hit dynamo's recompile limit after 8 shapes on an H200 and fell back to the
+    # unfused path), and the block mask skips the masked tail's KV blocks, so time follows the
+    # blocks a shape really reads.
     b, dev = shape.batch_size, store.packed_k[0].device
     kv_lens = [c + q for c in shape.contexts]
-    total = sum(kv_lens)
+    total, capacity = sum(kv_lens), store.packed_k[0].shape[0]
     seq_ids = torch.arange(b, device=dev)
     doc_q = seq_ids.repeat_interleave(q)  # [B*q]
     ctx = torch.tensor(shape.contexts, device=dev)
     pos_q = (ctx[:, None] + torch.arange(q, device=dev)[None, :]).reshape(-1)  # [B*q]
-    doc_k = seq_ids.repeat_interleave(torch.tensor(kv_lens, device=dev))  # [Σ(ctx+q)]
-    pos_k = torch.arange(total, device=dev) - _offsets(kv_lens, dev)[doc_k]
+    doc_k = torch.full((capacity,), -1, dtype=torch.long, device=dev)  # [capacity]; -1: tail
+    doc_k[:total] = seq_ids.repeat_interleave(torch.tensor(kv_lens, device=dev))
+    pos_k = torch.zeros(capacity, dtype=torch.long, device=dev)  # [capacity]
+    pos_k[:total] = torch.arange(total, device=dev) - _offsets(kv_lens, dev)[doc_k[:total]]
 
     def mask_mod(
         bi: torch.Tensor, h: torch.Tensor, qi: torch.Tensor, ki: torch.Tensor
     ) -> torch.Tensor:
         return (doc_q[qi] == doc_k[ki]) & (pos_k[ki] <= pos_q[qi])
 
-    block_mask = create_block_mask(mask_mod, None, None, b * q, total, device=str(dev))
+    block_mask = create_block_mask(mask_mod, None, None, b * q, capacity, device=str(dev))
     kernel = torch.compile(flex_attention, dynamic=False)
     base = verify_queries(shape, geo, q, store.packed_k[0])  # [B, q, Hq, D]
     query = base.reshape(b * q, geo.num_heads, -1).transpose(0, 1).unsqueeze(0)  # [1, Hq, B*q, D]
-    keys = [t[:total].permute(1, 0, 2).unsqueeze(0) for t in store.packed_k]  # [1, Hkv, Σ, D]
-    values = [t[:total].permute(1, 0, 2).unsqueeze(0) for t in store.packed_v]
+    keys = [t.permute(1, 0, 2).unsqueeze(0) for t in store.packed_k]  # [1, Hkv, capacity, D]
+    values = [t.permute(1, 0, 2).unsqueeze(0) for t in store.packed_v]
 
     def step() -> torch.Tensor:
         out = query
