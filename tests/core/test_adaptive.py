@@ -202,13 +202,15 @@ def test_a_cost_prior_outside_its_profiled_box_is_corrected_by_the_cell_s_own_st
     boxed = dataclasses.replace(wrong, batch_range=(1, 4), ctx_range=(512, 4096))
     wl = workload(32, 16, 512, 32, 0.93)
 
-    def k1_error(prior: StepCostModel) -> float:
-        cfg = adaptive(prior, 0.93, schedule=Schedule.constant(1))
-        policy = cfg.build()
-        assert isinstance(policy, AdaptivePolicy)
-        simulate(wl, policy, true, seed=0, noise=0.05)
-        x = step_features([512] * 16, [1] * 16)
-        return abs(policy.cost.predict(x) / true.predict(x) - 1.0)
+    def k1_error(prior: StepCostModel) -> float:  # the mean over 4 seeds (one moves it 2-10x)
+        errors = []
+        for seed in range(4):
+            policy = adaptive(prior, 0.93, schedule=Schedule.constant(1)).build()
+            assert isinstance(policy, AdaptivePolicy)
+            simulate(wl, policy, true, seed=seed, noise=0.05)
+            x = step_features([512] * 16, [1] * 16)
+            errors.append(abs(policy.cost.predict(x) / true.predict(x) - 1.0))
+        return float(np.mean(errors))
 
     assert not boxed.covers(16, 512) and boxed.covers(4, 600)
     assert k1_error(boxed) < 0.5 * k1_error(wrong)
@@ -784,3 +786,70 @@ def test_an_extrapolated_cell_that_gains_much_is_not_probed_at_k0_early() -> Non
     statics, got = statics_and_adaptive(workload(32, 16, 4096, 32, 0.9), CPU, boxed, 0.9)
     assert max(statics) > 2.0 * statics[0]  # the setup
     assert got >= 0.95 * max(statics), got / max(statics)
+
+
+def test_a_refilled_batch_does_not_draft_in_the_smaller_cells_it_passes_through() -> None:
+    """The issue-14 grid's cold arm at B=16 x ctx 512 (AVX2 EPYC, 2026-12-04: 0.923x no-spec):
+    the guard turned drafting off in the B=16 cell, but chunked prefill admits a refill a few
+    requests per step, so the decode batch passes through 6, 12, 15 requests - cells never
+    judged, which drafted K = 1-2 on the prior's word. Now a new cell next to a guarded one
+    starts guarded, an extrapolated cell drafts at most K = 1 (from K = 0 first) until judged,
+    and a K = 1 probe drafts for a quarter of the requests (0.940x no-spec before, 0.977x now)."""
+    boxed = dataclasses.replace(CPU, batch_range=(1, 4), ctx_range=(512, 4096))
+    wl = Workload(tuple(SimRequest(512, 32, ((0, (0.95,) * 4),)) for _ in range(32)), 16,
+                  prefill_tokens=64, prefill_budget=400)
+    truth = ComputeBound(CPU)
+    statics, got = statics_and_adaptive(wl, truth, boxed, 0.95)
+    assert int(np.argmax(statics)) == 0 and statics[1] < 0.9 * statics[0]  # the setup
+
+    class Sizes(Recorder):
+        def __init__(self, policy: KPolicy) -> None:
+            super().__init__(policy)
+            self.decoding: list[int] = []
+
+        def decide(self, batch: BatchState) -> KDecision:
+            self.decoding.append(sum(batch.is_decoding(i) for i in range(len(batch))))
+            return super().decide(batch)
+
+    rec = Sizes(adaptive(boxed, 0.95, schedule=Schedule.constant(1)).build())
+    simulate(wl, rec, truth, seed=0, noise=0.05)
+    assert {6, 12, 16} <= set(rec.decoding)  # the batch fills 6 requests a step
+    tripped = next(i for i, d in enumerate(rec.decisions[2:], 2) if not d.step_k
+                   and rec.decisions[i - 1].step_k)  # after the first K = 0 / K = 1 pair
+    for n, d in zip(rec.decoding[tripped + 4:], rec.decisions[tripped + 4:], strict=True):
+        assert sum(k > 0 for k in d.num_spec_tokens) <= -(-n // 4), (n, d.num_spec_tokens)
+    assert max(d.step_k for d in rec.decisions) <= 1  # unjudged: K <= 1
+    assert got >= 0.96 * statics[0], got / statics[0]
+
+
+def test_a_guard_verdict_passes_to_an_adjacent_new_cell_but_not_on() -> None:
+    from specsched.policy.adaptive_config import cell_of
+
+    policy = adaptive(FAST, 0.9).build()
+    assert isinstance(policy, AdaptivePolicy)
+    judged = policy._cell(cell_of(16, 600))
+    judged.guarded_until, judged.trips = 48, 1  # drafting lost here, on its own evidence
+    heir = policy._cell(cell_of(12, 600))  # adjacent batch bucket, same context bucket
+    assert heir.guarded and heir.trips == 0
+    assert not policy._cell(cell_of(6, 600)).guarded  # next to an heir only: no chain
+    assert not policy._cell(cell_of(16, 1500)).guarded  # another context bucket
+    assert not policy._cell(cell_of(1, 600)).guarded  # not adjacent
+
+
+def test_a_probe_drafts_for_a_quarter_of_the_requests_and_an_unjudged_cell_at_most_k1() -> None:
+    from specsched.policy.adaptive_guard import CellState, explore, probe_rows
+
+    assert probe_rows(np.array([4] * 16)).tolist() == [1] * 4 + [0] * 12
+    assert probe_rows(np.array([0, 4, 0, 4, 4])).tolist() == [0, 1, 0, 1, 0]
+    assert probe_rows(np.array([2])).tolist() == [1]
+    assert probe_rows(np.array([4] * 16), share=1).tolist() == [1] * 16  # one K per step
+    state = CellState()
+    state.early_probe = True  # outside the box, not judged
+    ks, probe = explore(state, np.array([2, 2]), np.array([4, 4]), 24, True, gain=1.0)
+    assert probe and ks.tolist() == [0, 0]  # its first step measures K = 0
+    state.advance()
+    state.probed(confirmed=True)  # the probe's outcome
+    ks, probe = explore(state, np.array([3, 3]), np.array([4, 4]), 24, True, gain=1.2)
+    assert not probe and ks.tolist() == [1, 1]
+    ks, _ = explore(state, np.array([3, 3]), np.array([4, 4]), 24, True, gain=2.0)
+    assert ks.tolist() == [3, 3]  # a large predicted gain: the extrapolation is not doubted

@@ -24,7 +24,14 @@ from specsched.planner.workload import (
     request_acceptance,
     workload_from_obj,
 )
-from specsched.policy import AdaptiveConfig, PolicyConfig, PolicyKind
+from specsched.policy import (
+    AdaptiveConfig,
+    BatchState,
+    KDecision,
+    PolicyConfig,
+    PolicyKind,
+    StepOutcome,
+)
 from specsched.policy.cost import CTX_UNIT, StepCostModel
 
 # a step costs 10 ms + 1 ms per decoding request + 2 ms per draft token (+ 0.1 ms per prefill
@@ -63,6 +70,34 @@ def test_closed_loop_refill_saves_the_tail_steps_of_waves() -> None:
     assert waves.steps == 10 and waves.seconds == pytest.approx(
         0.030 + 2 * 0.012 + 4 * 0.011 + 0.030 + 2 * 0.012)
     assert closed.output_tokens == waves.output_tokens == 16
+
+
+def test_a_prefill_budget_admits_new_requests_a_chunk_at_a_time() -> None:
+    """Chunked prefill (`prefill_budget`, the engine's `max_num_batched_tokens`): after one
+    token per decoding request the rest of the budget goes to prompts in order, so the decode
+    batch grows 1, 1, 2, 3 while three 100-token prompts share a 100-token budget."""
+    cost = StepCostModel((0.010, 0.001, 0.0, 0.0, 0.0, 0.0, 0.0001))
+    reqs = tuple(SimRequest(100, 8, ((0, (1.0,)),)) for _ in range(3))
+    decoding: list[int] = []
+
+    class Count:
+        max_k = 0
+
+        def decide(self, batch: BatchState) -> KDecision:
+            decoding.append(sum(batch.is_decoding(i) for i in range(len(batch))))
+            return KDecision((0,) * len(batch), 0)
+
+        def observe(self, outcome: StepOutcome) -> None:
+            pass
+
+    res = simulate(Workload(reqs, 3, prefill_budget=100), Count(), cost)
+    # prefill 100 | r0 + 99 of r1 | r0 + r1's last 1 + 98 of r2 | r0, r1 + r2's last 2 | ...
+    assert decoding[:5] == [0, 1, 1, 2, 3]
+    assert res.output_tokens == 24
+    prefill_seconds = res.seconds - sum(0.010 + 0.001 * n for n in decoding)
+    assert prefill_seconds == pytest.approx(300 * 0.0001)
+    with pytest.raises(ValueError, match="prefill_budget"):
+        Workload(reqs, 3, prefill_budget=0)
 
 
 def _linear_profile(a: float, requests: tuple[tuple[float, ...], ...] = ()) -> Profile:

@@ -50,10 +50,16 @@ class Workload:
     concurrency: int
     waves: bool = False  # True: start the next `concurrency` requests only when all finished
     prefill_tokens: int | None = None  # per starting request; None: its prompt length
+    # the most prefill tokens a step runs after one token per decoding request (the engine's
+    # `max_num_batched_tokens`, chunked prefill): a refilled batch then decodes with a few of its
+    # new requests while the rest still prefill. None: every new request prefills at once
+    prefill_budget: int | None = None
 
     def __post_init__(self) -> None:
         if not self.requests or self.concurrency < 1:
             raise ValueError("a workload needs requests and concurrency >= 1")
+        if self.prefill_budget is not None and self.prefill_budget < 1:
+            raise ValueError("a workload's prefill_budget must be >= 1")
 
 
 @dataclass(slots=True)
@@ -75,7 +81,11 @@ class _Live:
     index: int
     req: SimRequest
     generated: int = 0
-    prefilled: bool = False
+    prefill_left: int = -1  # prompt tokens still to prefill (-1: not started)
+
+    @property
+    def prefilled(self) -> bool:
+        return self.prefill_left == 0
 
 
 def _accepted(a: Sequence[float], k: int, rng: random.Random) -> int:
@@ -105,14 +115,22 @@ def simulate(workload: Workload, policy: KPolicy, cost: StepCostModel, seed: int
             request_ids=tuple(r.index for r in live),
         )
         decision = policy.decide(batch)
+        budget = math.inf if workload.prefill_budget is None else \
+            max(0, workload.prefill_budget - sum(r.prefilled for r in live))
         prefill = 0
         outcomes: list[RequestOutcome] = []
         for r, k in zip(live, decision.num_spec_tokens, strict=True):
             if not r.prefilled:
-                prefill += r.req.prompt_len if workload.prefill_tokens is None \
-                    else workload.prefill_tokens
-                r.prefilled, r.generated = True, 1  # the prefill step samples the first token
-                res.output_tokens += 1
+                if r.prefill_left < 0:
+                    r.prefill_left = r.req.prompt_len if workload.prefill_tokens is None \
+                        else workload.prefill_tokens
+                chunk = int(min(r.prefill_left, budget))
+                budget -= chunk
+                prefill += chunk
+                r.prefill_left -= chunk
+                if r.prefilled:  # the step that ends a prefill samples the first token
+                    r.generated = 1
+                    res.output_tokens += 1
                 continue
             a = _accepted(r.req.acceptance_at(r.generated), k, rng)
             outcomes.append(RequestOutcome(r.index, r.req.prompt_len + r.generated, k, a))

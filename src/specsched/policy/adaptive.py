@@ -12,8 +12,10 @@ Each step (`decide`):
 4. hysteresis: the previous K of each request (for a new one: the prior schedule's K) is kept
    unless the new choice is predicted better by more than `margin`;
 5. the cell's guard (`adaptive_guard`) forces K = 0 where drafting measurably loses; bounded
-   exploration probes K = 1 in cells at K = 0 and K = 0 in cells that draft (early, in a cell
-   outside the cost prior's box, where the prior's costs are extrapolated).
+   exploration probes K = 1 (for a few requests) in cells at K = 0 and K = 0 in cells that
+   draft (early, in a cell outside the cost prior's box, where the prior's costs are
+   extrapolated; such a cell drafts at most K = 1 until its guard has judged); a new cell next
+   to a guarded one starts guarded.
 `observe` feeds the verified outcome (drafts, accepted per request, step time) back.
 Deterministic: the same observations give the same decisions (no randomness at all).
 No torch here; numpy only.
@@ -21,17 +23,29 @@ No torch here; numpy only.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from specsched.policy.acceptance_stats import expected_tokens_table
 from specsched.policy.adaptive_acceptance import AcceptanceBook, TrackedRequest
 from specsched.policy.adaptive_config import AdaptiveConfig, Cell, cell_of
-from specsched.policy.adaptive_guard import CellState, explore, ratio
+from specsched.policy.adaptive_guard import PROBE_SHARE, CellState, explore, ratio
 from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import CTX_UNIT, OnlineStepCost, tile_passes
 from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
+
+
+class Pending(NamedTuple):
+    """The last decision, credited by `observe`: its cell, whether it drafted, whether it was an
+    exploration probe, and whether that probe drafted for some of the requests only."""
+
+    cell: Cell
+    drafted: bool
+    probe: bool
+    partial: bool
 
 
 class AdaptivePolicy:
@@ -48,7 +62,7 @@ class AdaptivePolicy:
         self.num_steps = 0
         self.num_explored = 0
         self.last_step_k = 0
-        self._pending: tuple[Cell, bool, bool] | None = None  # (cell, drafted, probe)
+        self._pending: Pending | None = None
         # the next decoding step is the first after start-up or after steps with no decoding
         # request (a prefill phase): it runs several times slower than its features say
         self._cold_step = True
@@ -96,7 +110,7 @@ class AdaptivePolicy:
                          else self.cfg.max_k for i in decoding])
         mean_ctx = sum(ctx) // len(decoding)
         cell = cell_of(len(decoding), mean_ctx)
-        state = self.cell_state.setdefault(cell, CellState())
+        state = self._cell(cell)
         self._check_extrapolation(cell, state, len(decoding), mean_ctx)
         known = sorted(r.last_k for r in reqs if r.last_k is not None)
         # a new request starts from its batch mates' K (the median), or the prior's K
@@ -112,20 +126,34 @@ class AdaptivePolicy:
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
             ks, gain = self._choose(reqs, ctx, caps, np.minimum(anchor, caps))
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
-        ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain)
+        ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
+                            PROBE_SHARE if self.per_request else 1)
         self.num_explored += probe
+        # a K = 1 probe over a few of the cell's requests: its step teaches the cost model and
+        # the back-off, but is no sample of the cell's drafting for the guard (diluted)
+        partial = probe and bool(ks.any()) and bool((ks < np.minimum(1, caps)).any())
         for r, k in zip(reqs, ks, strict=True):
             r.last_k = int(k) if not probe else r.last_k
         self.acceptance.idle(reqs, [int(k) for k in ks], ctx)
         state.advance()
         self.num_steps += 1
-        self._pending = (cell, bool(ks.any()), probe)
+        self._pending = Pending(cell, bool(ks.any()), probe, partial)
         out = [0] * n
         for i, k in zip(decoding, ks, strict=True):
             out[i] = int(k)
         step_k = int(ks.max())
         self.last_step_k = step_k
         return KDecision(tuple(out), step_k, prior.route)
+
+    def _cell(self, cell: Cell) -> CellState:
+        """The cell's state; at its first step it inherits an adjacent batch bucket's guard
+        (same context bucket; `CellState.inherit_guard`)."""
+        state = self.cell_state.get(cell)
+        if state is None:
+            state = self.cell_state[cell] = CellState()
+            state.inherit_guard([s for c, s in self.cell_state.items()
+                                 if c[1] == cell[1] and abs(c[0] - cell[0]) == 1])
+        return state
 
     def _check_extrapolation(self, cell: Cell, state: CellState, batch_size: int,
                              ctx: int) -> None:
@@ -216,20 +244,21 @@ class AdaptivePolicy:
         # 12 steps while every draft was accepted. Such a step may verify a depth, not cap one.
         clean = not first_draft and outcome.num_prefill_tokens == 0 and not cold
         if pending is not None:
-            self._trust.observe(pending[0], outcome, seconds, x, self._shape,
-                                self.cell_state[pending[0]].steps, may_cap=clean)
+            self._trust.observe(pending.cell, outcome, seconds, x, self._shape,
+                                self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
         self.cost.update(x, seconds)
         if pending is None:
             return
-        cell, did_draft, probe = pending
-        state = self.cell_state.setdefault(cell, CellState())
+        cell, did_draft, probe, partial = pending
+        state = self.cell_state[cell]
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
         x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
         sample, theta = (tokens / seconds / b, x0), self.cost.theta
         # a probe is compared with the other population (read before this step joins its own)
         other = state.mean(not did_draft, theta) if probe else None
-        state.record(did_draft, sample, theta, self.cfg.guard_z)
+        if not partial:
+            state.record(did_draft, sample, theta, self.cfg.guard_z)
         if probe:  # a probe that agrees with the cell's choice backs exploration off
             state.probed(confirmed=other is None or ratio(sample, theta) <= other)

@@ -12,6 +12,16 @@ no-spec population's spread hid a clear loss). When the mean r of drafting steps
 no-spec steps' by more than `z` standard errors of the difference (Welch), the cell drafts nothing
 for `COOLDOWN` of its steps, then starts a fresh comparison: a model that is wrong about a cell
 cannot keep it losing, and a cell whose text changed gets another chance.
+
+A cell first visited next to a cell whose guard tripped on its own evidence (the same context
+bucket, an adjacent batch bucket) starts guarded too (`inherit_guard`): a refilled batch passes
+through smaller batch buckets while chunked prefill admits its new requests a few per step, and
+those cells, never judged, drafted on the prior's word at 2.3-4x a K = 0 step (B=16 x ctx 512 on
+the AVX2 EPYC, 2026-12-04). An inherited verdict is not passed on (no chains across the grid).
+A cell outside the cost prior's box drafts at most K = 1 until its guard has judged
+(`unjudged`), and a K = 1 probe of a cell at K = 0 drafts for a quarter of its requests
+(`probe_rows`): enough for the cost model to see what a draft costs there, at a quarter of the
+price where drafting loses.
 No torch here; numpy only.
 """
 
@@ -29,6 +39,7 @@ COOLDOWN = 48  # steps of the cell without drafting after the guard trips
 EARLY_PROBE = 6  # a cell outside the box at K = 0: its K = 1 probe after this many steps
 EARLY_NOSPEC_MAX = 6  # ... that drafts: K = 0 probes every other step until judged, at most this
 EARLY_GAIN = 1.5  # ... unless drafting is predicted to gain this much (an error it could not hide)
+PROBE_SHARE = 4  # a K = 1 probe drafts for ceil(n / PROBE_SHARE) of a cell's n decoding requests
 
 Sample = tuple[float, np.ndarray]  # (goodput per decoding row, no-spec features [F])
 
@@ -50,13 +61,15 @@ class CellState:
 
     __slots__ = ("backoff", "early_probe", "guarded_until", "nospec", "spec", "spec_ahead",
                  "steps", "steps_since_probe", "trips")
+    # trips: how many times the guard turned drafting off here on the cell's own evidence (an
+    # inherited verdict does not count: it is not passed on)
 
     def __init__(self) -> None:
         self.steps = 0
         self.steps_since_probe = 0
         self.backoff = 1
         self.guarded_until = 0
-        self.trips = 0  # how many times the guard turned drafting off here
+        self.trips = 0
         self.early_probe = False  # outside the cost prior's box: probe soon (see early_probe_due)
         self.spec_ahead = False  # at the last judgment drafting measured at least no-spec's r
         self.spec: deque[Sample] = deque(maxlen=WINDOW)
@@ -65,6 +78,17 @@ class CellState:
     @property
     def guarded(self) -> bool:
         return self.steps < self.guarded_until
+
+    def inherit_guard(self, neighbours: list[CellState]) -> None:
+        """At a cell's first step: start guarded for a cooldown when an adjacent cell (same
+        context bucket, adjacent batch bucket) is guarded on its own evidence."""
+        if self.steps == 0 and any(n.guarded and n.trips for n in neighbours):
+            self.guarded_until = COOLDOWN
+
+    def unjudged(self, gain: float) -> bool:
+        """Outside the cost prior's box, drafting on a predicted gain below EARLY_GAIN, and the
+        guard has not judged yet (`early_probe_due` still measuring K = 0): K stays <= 1."""
+        return self.early_probe and not self.guarded and gain < EARLY_GAIN
 
     def due(self, every: int) -> bool:
         """Whether this step of the cell is an exploration step."""
@@ -91,7 +115,7 @@ class CellState:
             if (self.spec_ahead and n >= MIN_NOSPEC) or n >= EARLY_NOSPEC_MAX:
                 self.early_probe = False
                 return False
-            return gain < EARLY_GAIN and self.steps_since_probe >= 1
+            return gain < EARLY_GAIN and (self.steps == 0 or self.steps_since_probe >= 1)
         if self.steps < EARLY_PROBE:
             return False
         self.early_probe = False
@@ -127,17 +151,32 @@ class CellState:
         self.steps_since_probe += 1
 
 
+def probe_rows(caps: np.ndarray, share: int = PROBE_SHARE) -> np.ndarray:  # [n] K per request
+    """A K = 1 probe: K = 1 for the first ceil(n / share) requests that may draft, 0 for the rest
+    (share 1: all; one K per step, as vLLM drafts)."""
+    ks = np.minimum(1, caps)
+    allowed = np.flatnonzero(ks)  # [m] the requests with room to draft
+    num_probing = -(-len(ks) // share)  # ceil(n / share)
+    ks[allowed[num_probing:]] = 0
+    return ks
+
+
 def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budget_ok: bool,
-            gain: float) -> tuple[np.ndarray, bool]:  # ([n] K per request, was it a probe)
-    """The cell's guard and exploration on the chosen K: a guarded cell drafts nothing; an early
-    probe (outside the box, not counted against the budget: a few per cell) or a periodic one
-    within the budget tries K = 1 where the cell drafts nothing and K = 0 (the guard's no-spec
-    reference) where it drafts. gain: the choice's predicted goodput over K = 0's."""
+            gain: float, share: int = PROBE_SHARE
+            ) -> tuple[np.ndarray, bool]:  # ([n] K per request, was it a probe)
+    """The cell's guard and exploration on the chosen K: a guarded cell drafts nothing; an
+    unjudged cell outside the box drafts at most K = 1; an early probe (outside the box, not
+    counted against the budget: a few per cell) or a periodic one within the budget tries K = 1
+    for a few requests (`probe_rows`) where the cell drafts nothing and K = 0 (the guard's
+    no-spec reference) where it drafts. gain: the choice's predicted goodput over K = 0's;
+    share: see `probe_rows`."""
     if state.guarded:
         ks = np.zeros_like(ks)
     early = state.early_probe_due(drafting=bool(ks.any()), gain=gain)
+    if state.unjudged(gain):
+        ks = np.minimum(ks, 1)
     if not (early or (budget_ok and state.due(every))):
         return ks, False
     if ks.any():
         return np.zeros_like(ks), True
-    return np.minimum(1, caps), True
+    return probe_rows(caps, share), True

@@ -18,6 +18,7 @@ from specsched.integrations.vllm import config_from_additional, config_from_obj,
 from specsched.integrations.vllm.adaptive import AdaptiveRun, engine_adaptive, parse_adaptive
 from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
 from specsched.policy import AdaptiveConfig, PolicyConfig, PolicyKind
+from specsched.policy.adaptive import Pending
 from specsched.schedule import INF, batch_only_projection, parse_schedule
 
 REPO = Path(__file__).resolve().parents[3]
@@ -211,20 +212,22 @@ class FakeAdaptive:
     max_k = 4
 
     def __init__(self) -> None:
-        self._pending: tuple[Any, bool, bool] | None = None
+        self._pending: Pending | None = None
 
 
 def test_outcome_pairs_with_the_decision_that_sized_it() -> None:
     policy = FakeAdaptive()
     run = AdaptiveRun(policy, "mean", None)  # type: ignore[arg-type]
-    for step, pending in ((1, ("c1", True, False)), (2, ("c2", False, True))):
+    c1, c2 = (1, 0), (2, 3)
+    first, second = Pending(c1, True, False, False), Pending(c2, False, True, False)
+    for step, pending in ((1, first), (2, second)):
         policy._pending = pending
         run.on_decide(step)
     # vLLM verifies decision 1's drafts after decide(2): the policy must see decision 1's state,
     # with the K actually sent.
     run.before_observe(1, 0)
-    assert policy._pending == ("c1", False, False) and run.observed == 1
+    assert policy._pending == Pending(c1, False, False, False) and run.observed == 1
     run.before_observe(2, 3)
-    assert policy._pending == ("c2", True, True)
+    assert policy._pending == Pending(c2, True, True, False)
     run.before_observe(7, 1)  # no snapshot (dropped): nothing credited
     assert policy._pending is None

@@ -39,6 +39,7 @@ from specsched.policy import (
     StepOutcome,
     freeze_schedule,
 )
+from specsched.policy.adaptive import Pending
 from specsched.policy.adaptive_config import CTX_BUCKETS
 from specsched.policy.cost import NUM_FEATURES, StepCostModel
 from specsched.schedule import Schedule
@@ -258,7 +259,7 @@ class AdaptiveRun:
         self.ctx_agg = ctx_agg
         self.path = learned_path(trace)
         self.observed = 0
-        self._snapshots: dict[int, Any] = {}
+        self._snapshots: dict[int, Pending | None] = {}
         self._pairs = hasattr(policy, "_pending")  # the policy's private slot (see module doc)
 
     def on_decide(self, step: int) -> None:
@@ -273,8 +274,7 @@ class AdaptiveRun:
         if self._pairs:
             pending = self._snapshots.pop(step, None)
             if pending is not None:
-                cell, _drafted, probe = pending
-                pending = (cell, k > 0, probe)
+                pending = pending._replace(drafted=k > 0)
             self.policy._pending = pending
 
     def learned(self) -> Schedule:
