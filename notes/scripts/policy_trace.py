@@ -2,7 +2,9 @@
 package): runs arms of one scenario of an experiment and prints, per step, the batch size, K per
 request, accepted drafts per request, step time (ms) and the adaptive guard's state.
 
-  .venv/bin/python notes/scripts/policy_trace.py EXPERIMENT.yaml ARM[,ARM...] REPLICATES SCENARIO -v [-t] [-r]
+  .venv/bin/python notes/scripts/policy_trace.py EXPERIMENT.yaml ARM[,ARM...] REPLICATES SCENARIO -v [-t] [-r] [-g]
+
+(-t: the cost model's theta per step; -r: trust regions; -g: every cell's guard state.)
 
 Used 2026-12-01 with benchmarks/results/demo/2026-12-01-wave-B4/experiment.yaml plus static-K1/K2
 arms (copied with its profile and schedules), scenario long-ctx4096-B4, and with
@@ -34,6 +36,9 @@ class Rec:
         d = self.p.decide(b); self.cur = {"B": len(b), "ks": list(d.num_spec_tokens)}
         cs = getattr(self.p, "cell_state", {})
         self.cur["guard"] = {c: (st.trips, st.guarded) for c, st in cs.items() if st.trips}
+        if "-g" in sys.argv:  # every cell: steps, drafting / no-spec samples, guarded, early, trips
+            self.cur["guard"] = {c: (st.steps, len(st.spec), len(st.nospec), int(st.guarded),
+                                     int(st.early_probe), st.trips) for c, st in cs.items()}
         if "-r" in sys.argv and hasattr(self.p, "_trust"):  # trust regions: verified/ceiling/until
             self.cur["guard"] = {c: (t.verified, t.ceiling, t.until, self.p.cell_state[c].steps)
                                  for c, t in self.p._trust._cells.items()}

@@ -169,7 +169,7 @@ class AdaptivePolicy:
         inside = prior is None or prior.covers(batch_size, ctx)
         if self._trust.open(cell, inside) and not inside:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
-            state.early_probe = True
+            state.early_probe = state.extrapolated = True
 
     def _slow_start(self, req: TrackedRequest, ctx: int) -> int:
         """The most a request may draft now: start_k before its first verify, then doubling

@@ -8,10 +8,13 @@ each as r = measured goodput / the cost model's predicted no-spec goodput for th
 its no-spec features, and r is computed with the model of the moment for both populations: one
 yardstick, even while the model moves fast (a cell outside the box its prior was fitted on; an
 r frozen at record time mixed a prior's 405 ms no-spec step with the learned 340 ms one, and the
-no-spec population's spread hid a clear loss). When the mean r of drafting steps is below the
-no-spec steps' by more than `z` standard errors of the difference (Welch), the cell drafts nothing
-for `COOLDOWN` of its steps, then starts a fresh comparison: a model that is wrong about a cell
-cannot keep it losing, and a cell whose text changed gets another chance.
+no-spec population's spread hid a clear loss). When the mean log r of drafting steps is below
+the no-spec steps' by more than `z` standard errors of the difference (Welch; each log r clipped
+to its population's median +- 3 robust scales, so one stalled step decides nothing), the cell
+drafts nothing for `COOLDOWN` of its steps (doubling with each trip, up to 4x), then starts a
+fresh comparison: a model that is wrong about a cell cannot keep it losing, and a cell whose text
+changed gets another chance (outside the cost prior's box, from K <= 1 with K = 0 probes, as when
+it opened).
 
 A cell first visited next to a cell whose guard tripped on its own evidence (the same context
 bucket, an adjacent batch bucket) starts guarded too (`inherit_guard`): a refilled batch passes
@@ -35,13 +38,28 @@ import numpy as np
 WINDOW = 32  # recent steps per population
 MIN_SPEC, MIN_NOSPEC = 3, 3
 MAX_BACKOFF = 4
-COOLDOWN = 48  # steps of the cell without drafting after the guard trips
+COOLDOWN = 48  # steps of the cell without drafting after the guard first trips
 EARLY_PROBE = 6  # a cell outside the box at K = 0: its K = 1 probe after this many steps
 EARLY_NOSPEC_MAX = 6  # ... that drafts: K = 0 probes every other step until judged, at most this
 EARLY_GAIN = 1.5  # ... unless drafting is predicted to gain this much (an error it could not hide)
+STEP_NOISE = 0.05  # the least spread (log) the guard assumes a population's steps have
+ROBUST_Z = 3.0  # ... and clips a step's log r at this many robust scales from the median
 PROBE_SHARE = 4  # a K = 1 probe drafts for ceil(n / PROBE_SHARE) of a cell's n decoding requests
 
 Sample = tuple[float, np.ndarray]  # (goodput per decoding row, no-spec features [F])
+
+
+def _robust_logs(r: np.ndarray) -> np.ndarray:  # [n] -> [n]
+    """log r, each clipped to its population's median +- ROBUST_Z robust scales (1.4826 MAD,
+    at least STEP_NOISE): one step that ran 2.5x slow for reasons of its own (the VM, a page
+    fault) cannot make a population's mean or spread. On the AVX2 EPYC (2026-12-04, B=16 x
+    ctx 512) one replicate's cold arm drafted K = 1-2 on 34 of 45 steps, 0.817x no-spec, where
+    the others tripped within 3; the simulator reproduces it with one slow K = 0 step among the
+    guard's first no-spec samples (0.845x; 0.94x with this clipping)."""
+    logs = np.log(np.maximum(r, 1e-12))
+    med = float(np.median(logs))
+    scale = max(1.4826 * float(np.median(np.abs(logs - med))), STEP_NOISE)
+    return np.clip(logs, med - ROBUST_Z * scale, med + ROBUST_Z * scale)
 
 
 def ratio(sample: Sample, theta: np.ndarray) -> float:
@@ -59,8 +77,8 @@ def _ratios(samples: deque[Sample], theta: np.ndarray) -> np.ndarray:  # [n]
 class CellState:
     """One cell: step count, exploration period, and the guard's two samples."""
 
-    __slots__ = ("backoff", "early_probe", "guarded_until", "nospec", "spec", "spec_ahead",
-                 "steps", "steps_since_probe", "trips")
+    __slots__ = ("backoff", "early_probe", "extrapolated", "guarded_until", "nospec", "rejudge",
+                 "spec", "spec_ahead", "steps", "steps_since_probe", "trips")
     # trips: how many times the guard turned drafting off here on the cell's own evidence (an
     # inherited verdict does not count: it is not passed on)
 
@@ -71,6 +89,10 @@ class CellState:
         self.guarded_until = 0
         self.trips = 0
         self.early_probe = False  # outside the cost prior's box: probe soon (see early_probe_due)
+        # outside the box: after each cooldown the cell is judged again as when it opened (K <= 1,
+        # K = 0 probes) - the cost model that drafted at a loss there is still the same model
+        self.extrapolated = False
+        self.rejudge = False
         self.spec_ahead = False  # at the last judgment drafting measured at least no-spec's r
         self.spec: deque[Sample] = deque(maxlen=WINDOW)
         self.nospec: deque[Sample] = deque(maxlen=WINDOW)
@@ -137,17 +159,22 @@ class CellState:
         (self.spec if drafted else self.nospec).append(sample)
         if self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC:
             return
-        rs, rn = _ratios(self.spec, theta), _ratios(self.nospec, theta)
+        rs = _robust_logs(_ratios(self.spec, theta))
+        rn = _robust_logs(_ratios(self.nospec, theta))
         ms, mn = float(rs.mean()), float(rn.mean())
         self.spec_ahead = ms >= mn
         se = math.sqrt(rs.var(ddof=1) / len(rs) + rn.var(ddof=1) / len(rn))
         if ms + z * se < mn:
-            self.guarded_until = self.steps + COOLDOWN
+            # a cell that keeps losing is judged again ever less often: 1, 2, 4x COOLDOWN
+            self.guarded_until = self.steps + COOLDOWN * (1 << min(self.trips, 2))
             self.trips += 1
             self.spec.clear()  # judge drafting afresh after the cooldown
+            self.rejudge = self.extrapolated  # ... from K <= 1, with K = 0 probes again
 
     def advance(self) -> None:
         self.steps += 1
+        if self.rejudge and self.steps == self.guarded_until:
+            self.early_probe, self.rejudge = True, False
         self.steps_since_probe += 1
 
 
