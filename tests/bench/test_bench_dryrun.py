@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -163,3 +164,22 @@ def test_run_length_walk_equals_routing_every_token(lens: list[int], out: int, a
         want = (tuple(route_per_request(sched, ctx)) if per_request
                 else (route(sched, ctx, lens, agg).k,) * len(lens))
         assert expanded[t] == want
+
+
+def test_adaptive_arm_outside_its_profile_box_is_named() -> None:
+    # the B {1, 4} profile's box (slack 1.25: up to B = 5) does not cover 16 concurrent
+    # requests; the B {1, 4, 16} one does, until the contexts leave 512..4096 far behind
+    examples = Path(__file__).resolve().parents[2] / "examples" / "experiments"
+
+    def arm(name: str, profile: str) -> dict[str, Any]:
+        return {"name": name, "k": 1, "per_request_k": True, "policy": "adaptive",
+                "adaptive": {"profile": str(examples / profile), "max_k": 5}}
+
+    arms = [{"name": "off", "k": 0}, arm("small", "profile_avx2_b1_b4_k5.json"),
+            arm("wide", "profile_avx2_b1_b4_b16_k5.json")]
+    warned = [w for w in dry_run(exp_with(arms, batch([480] * 16))).warnings if "profile" in w]
+    assert len(warned) == 1 and "'small'" in warned[0] and "16 concurrent" in warned[0]
+    assert "batch (1, 4)" in warned[0]
+    assert [w for w in dry_run(exp_with(arms, batch([480] * 4))).warnings if "profile" in w] == []
+    long = [w for w in dry_run(exp_with(arms, batch([9000] * 4))).warnings if "profile" in w]
+    assert len(long) == 2 and all("ctx 9000-9032" in w for w in long)
