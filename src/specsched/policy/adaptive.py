@@ -255,7 +255,7 @@ class AdaptivePolicy:
         state = self.cell_state[cell]
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
         x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
-        sample, theta = (tokens / seconds / b, x0), self.cost.theta
+        sample, theta = (tokens / b, seconds, x0, x), self.cost.theta
         # a probe is compared with the other population (read before this step joins its own)
         other = state.mean(not did_draft, theta) if probe else None
         if not partial:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from specsched.policy.acceptance_stats import (
 )
 from specsched.policy.adaptive_config import CTX_BUCKETS, AdaptiveConfig, Cell, cell_of
 from specsched.policy.batch import StepOutcome
+
+# the requests whose spread sets how much a request borrows from its bucket: the batch's and, at
+# least this many in all, the most recently seen others (a batch of 1 has no mates to compare)
+RECENT_REQUESTS = 16
 
 
 class TrackedRequest:
@@ -86,8 +91,14 @@ class AcceptanceBook:
 
     def acceptance(self, reqs: Sequence[TrackedRequest], ctx: Sequence[int]
                    ) -> np.ndarray:  # [n, max_k]
-        """Each request's acceptance per position: its counts shrunk toward its bucket's."""
-        w = shrinkage_weight([r.counts for r in reqs], self.cfg.request_prior_weight)
+        """Each request's acceptance per position: its counts shrunk toward its bucket's, by a
+        weight from how much requests differ: the batch's and the most recently seen others
+        (`RECENT_REQUESTS`). On the phases bench (B = 1, requests alternating text that the
+        draft accepts at 0.38 and 0.91) the batch alone could not tell: every request borrowed
+        the default 4 verifies from a bucket that held the previous request's text, and a
+        quoting request drafted K = 4-5 for its first steps and drifted back there when idle."""
+        population = islice(reversed(self.requests.values()), max(len(reqs), RECENT_REQUESTS))
+        w = shrinkage_weight([r.counts for r in population], self.cfg.request_prior_weight)
         tested = np.stack([r.counts.tested for r in reqs])  # [n, max_k]
         accepted = np.stack([r.counts.accepted for r in reqs])  # [n, max_k]
         prior = np.stack([self.bucket_acceptance(cell_of(1, c)[1]) for c in ctx])  # [n, max_k]

@@ -8,9 +8,10 @@ each as r = measured goodput / the cost model's predicted no-spec goodput for th
 its no-spec features, and r is computed with the model of the moment for both populations: one
 yardstick, even while the model moves fast (a cell outside the box its prior was fitted on; an
 r frozen at record time mixed a prior's 405 ms no-spec step with the learned 340 ms one, and the
-no-spec population's spread hid a clear loss). When the mean log r of drafting steps is below
-the no-spec steps' by more than `z` standard errors of the difference (Welch; each log r clipped
-to its population's median +- 3 robust scales, so one stalled step decides nothing), the cell
+no-spec population's spread hid a clear loss). When the mean r of drafting steps is below the
+no-spec steps' by more than `z` standard errors of the difference (Welch; each step's time
+clipped to its population's median +- 3 robust scales of log(time / predicted no-spec time), so
+one stalled step decides nothing, while its tokens count as they came), the cell
 drafts nothing for `COOLDOWN` of its steps (doubling with each trip, up to 4x), then starts a
 fresh comparison: a model that is wrong about a cell cannot keep it losing, and a cell whose text
 changed gets another chance (outside the cost prior's box, from K <= 1 with K = 0 probes, as when
@@ -46,32 +47,46 @@ STEP_NOISE = 0.05  # the least spread (log) the guard assumes a population's ste
 ROBUST_Z = 3.0  # ... and clips a step's log r at this many robust scales from the median
 PROBE_SHARE = 4  # a K = 1 probe drafts for ceil(n / PROBE_SHARE) of a cell's n decoding requests
 
-Sample = tuple[float, np.ndarray]  # (goodput per decoding row, no-spec features [F])
+# (tokens per decoding row, step seconds, no-spec features [F], the step's features [F])
+Sample = tuple[float, float, np.ndarray, np.ndarray]
 
 
-def _robust_logs(r: np.ndarray) -> np.ndarray:  # [n] -> [n]
-    """log r, each clipped to its population's median +- ROBUST_Z robust scales (1.4826 MAD,
-    at least STEP_NOISE): one step that ran 2.5x slow for reasons of its own (the VM, a page
-    fault) cannot make a population's mean or spread. On the AVX2 EPYC (2026-12-04, B=16 x
-    ctx 512) one replicate's cold arm drafted K = 1-2 on 34 of 45 steps, 0.817x no-spec, where
-    the others tripped within 3; the simulator reproduces it with one slow K = 0 step among the
+def _robust_logs(logs: np.ndarray) -> np.ndarray:  # [n] -> [n]
+    """logs, each clipped to their median +- ROBUST_Z robust scales (1.4826 MAD, at least
+    STEP_NOISE): one step that ran 2.5x slow for reasons of its own (the VM, a page fault)
+    cannot make a population's mean or spread. On the AVX2 EPYC (2026-12-04, B=16 x ctx 512)
+    one replicate's cold arm drafted K = 1-2 on 34 of 45 steps, 0.817x no-spec, where the
+    others tripped within 3; the simulator reproduces it with one slow K = 0 step among the
     guard's first no-spec samples (0.845x; 0.94x with this clipping)."""
-    logs = np.log(np.maximum(r, 1e-12))
     med = float(np.median(logs))
     scale = max(1.4826 * float(np.median(np.abs(logs - med))), STEP_NOISE)
     return np.clip(logs, med - ROBUST_Z * scale, med + ROBUST_Z * scale)
 
 
 def ratio(sample: Sample, theta: np.ndarray) -> float:
-    """r of one sample under the cost model theta."""
-    return sample[0] * max(float(sample[1] @ theta), 1e-6)
+    """r of one sample under the cost model theta: tokens per row x predicted no-spec time /
+    time (1 for a no-spec step the model predicts exactly)."""
+    return sample[0] * max(float(sample[2] @ theta), 1e-6) / max(sample[1], 1e-9)
 
 
 def _ratios(samples: deque[Sample], theta: np.ndarray) -> np.ndarray:  # [n]
-    """r of each sample under the cost model theta."""
-    rates = np.fromiter((s[0] for s in samples), dtype=np.float64, count=len(samples))
-    xs = np.stack([s[1] for s in samples])  # [n, F]
-    return rates * np.maximum(xs @ theta, 1e-6)
+    """r of each sample under the cost model theta, with the step's time clipped where it
+    strays from the model's prediction for that step (`_robust_logs` of the log residuals;
+    the population's median residual, a systematic error of the model, is kept), its tokens
+    as they came. Clipping r itself (before 2026-12-05) cut tokens too: at B = 1 a step's
+    tokens are a few integers (K = 1: 1 or 2), their median absolute deviation is 0, and every
+    accepted draft was cut down to the rejected steps' level. The phases bench (requests
+    alternating text the draft accepts at 0.38 and 0.91, B = 1) then read K = 1 (1.08x
+    no-spec in tokens per second) as a loss, and the guard held the next free-text request at
+    K = 0 for 48-192 steps (simulator, notes/scripts/phases_sim.py: 0.988x the best static K;
+    1.034x without the guard)."""
+    n = len(samples)
+    tokens = np.fromiter((s[0] for s in samples), dtype=np.float64, count=n)
+    seconds = np.maximum(np.fromiter((s[1] for s in samples), dtype=np.float64, count=n), 1e-9)
+    t0 = np.maximum(np.stack([s[2] for s in samples]) @ theta, 1e-6)  # [n]
+    pred = np.maximum(np.stack([s[3] for s in samples]) @ theta, 1e-6)  # [n]
+    resid = _robust_logs(np.log(seconds / pred))  # [n]
+    return tokens * t0 / (pred * np.exp(resid))
 
 
 class CellState:
@@ -154,13 +169,13 @@ class CellState:
 
     def record(self, drafted: bool, sample: Sample, theta: np.ndarray, z: float) -> None:
         """One measured step of the cell; trip the guard when drafting measurably loses."""
-        if not math.isfinite(sample[0]):
+        if not (math.isfinite(sample[0]) and math.isfinite(sample[1]) and sample[1] > 0):
             return
         (self.spec if drafted else self.nospec).append(sample)
         if self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC:
             return
-        rs = _robust_logs(_ratios(self.spec, theta))
-        rn = _robust_logs(_ratios(self.nospec, theta))
+        rs = np.log(np.maximum(_ratios(self.spec, theta), 1e-12))
+        rn = np.log(np.maximum(_ratios(self.nospec, theta), 1e-12))
         ms, mn = float(rs.mean()), float(rn.mean())
         self.spec_ahead = ms >= mn
         se = math.sqrt(rs.var(ddof=1) / len(rs) + rn.var(ddof=1) / len(rn))
