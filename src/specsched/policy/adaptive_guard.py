@@ -8,10 +8,11 @@ each as r = measured goodput / the cost model's predicted no-spec goodput for th
 its no-spec features, and r is computed with the model of the moment for both populations: one
 yardstick, even while the model moves fast (a cell outside the box its prior was fitted on; an
 r frozen at record time mixed a prior's 405 ms no-spec step with the learned 340 ms one, and the
-no-spec population's spread hid a clear loss). When the mean r of drafting steps is below the
-no-spec steps' by more than `z` standard errors of the difference (Welch; each step's time
-clipped to its population's median +- 3 robust scales of log(time / predicted no-spec time), so
-one stalled step decides nothing, while its tokens count as they came), the cell
+no-spec population's spread hid a clear loss). When the mean log r of drafting steps is below
+the no-spec steps' by more than `z` standard errors of the difference (Welch; each step's time
+clipped where its log residual against the model's prediction for that step lies beyond its
+population's median +- 3 robust scales, so one stalled step decides nothing, while its tokens
+count as they came), the cell
 drafts nothing for `COOLDOWN` of its steps (doubling with each trip, up to 4x), then starts a
 fresh comparison: a model that is wrong about a cell cannot keep it losing, and a cell whose text
 changed gets another chance (outside the cost prior's box, from K <= 1 with K = 0 probes, as when
@@ -44,7 +45,7 @@ EARLY_PROBE = 6  # a cell outside the box at K = 0: its K = 1 probe after this m
 EARLY_NOSPEC_MAX = 6  # ... that drafts: K = 0 probes every other step until judged, at most this
 EARLY_GAIN = 1.5  # ... unless drafting is predicted to gain this much (an error it could not hide)
 STEP_NOISE = 0.05  # the least spread (log) the guard assumes a population's steps have
-ROBUST_Z = 3.0  # ... and clips a step's log r at this many robust scales from the median
+ROBUST_Z = 3.0  # ... and clips a step's log time residual at this many robust scales
 PROBE_SHARE = 4  # a K = 1 probe drafts for ceil(n / PROBE_SHARE) of a cell's n decoding requests
 
 # (tokens per decoding row, step seconds, no-spec features [F], the step's features [F])
