@@ -4,7 +4,7 @@ request, accepted drafts per request, step time (ms) and the adaptive guard's st
 
   .venv/bin/python notes/scripts/policy_trace.py EXPERIMENT.yaml ARM[,ARM...] REPLICATES SCENARIO -v [-t] [-r] [-g]
 
-(-t: the cost model's theta per step; -r: trust regions; -g: every cell's guard state.)
+(-R: each request's room, capped at 9; -t: the cost model's theta per step; -r: trust regions; -g: every cell's guard state.)
 
 Used 2026-12-01 with benchmarks/results/demo/2026-12-01-wave-B4/experiment.yaml plus static-K1/K2
 arms (copied with its profile and schedules), scenario long-ctx4096-B4, and with
@@ -34,6 +34,8 @@ class Rec:
     def max_k(self): return self.p.max_k
     def decide(self, b):
         d = self.p.decide(b); self.cur = {"B": len(b), "ks": list(d.num_spec_tokens)}
+        if "-R" in sys.argv and b.room is not None:  # room: tokens a request may still emit
+            self.cur["room"] = [min(x, 9) for x in b.room]
         cs = getattr(self.p, "cell_state", {})
         self.cur["guard"] = {c: (st.trips, st.guarded) for c, st in cs.items() if st.trips}
         if "-g" in sys.argv:  # every cell: steps, drafting / no-spec samples, guarded, early, trips
@@ -76,7 +78,7 @@ for rep in range(reps):
                 if s is None:  # a warm arm's priming run (and earlier trials) end here
                     print("    -- measured --") if len(recs) > 1 else None
                     continue
-                print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "")
+                print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "", ("room " + "".join(map(str, s["room"]))) if "room" in s else "")
 base = sum(summary[arms[0]])/len(summary[arms[0]])
 for a, w in summary.items():
     m = sum(w)/len(w); print(f"{a:12s} mean wall {m:.2f}  x{base/m:.3f}")
