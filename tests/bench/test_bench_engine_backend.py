@@ -82,6 +82,21 @@ def test_engine_backend_experiment_to_report(tiny: Path, tmp_path: Path, capsys:
             assert set(hist) == ({0} if t["scenario"] == "short" else {3})
         if t["scenario"] == "short":  # 16 shared + 8 own tokens, exact
             assert m["num_prompt_tokens"] == 3 * 24
+        # the step log: one row per step, K and accepted per decoding request, as counted
+        steps = extra["steps"]
+        assert len(steps) == extra["num_steps"]
+        drafted = [0] * 8
+        for ms, prefill, ks, acc in steps:
+            assert ms > 0 and prefill >= 0 and len(ks) == len(acc) <= n
+            assert all(0 <= a <= k for k, a in zip(ks, acc, strict=True))
+            for k in ks:
+                for pos in range(k):
+                    drafted[pos] += 1
+        assert sum(len(ks) + sum(acc) for _, _, ks, acc in steps) + n == 10 * n  # every token
+        per_position = extra["acceptance"]["drafted_per_position"]
+        assert drafted[:len(per_position)] == per_position and sum(drafted) == sum(per_position)
+        if t["arm"] == "k2":  # K = 2, less only where a request's room caps it at its end
+            assert max(k for _, _, ks, _ in steps for k in ks) == 2
     # greedy: every arm emits the baseline's tokens (the canary stays silent)
     assert output_mismatches(res, "no-spec") == {}
     assert main(["report", str(results), "--out", str(tmp_path / "rep")]) == 0

@@ -933,3 +933,29 @@ def test_the_guard_clips_a_stalled_step_s_time_not_a_step_s_tokens() -> None:
     r = _ratios(samples, theta)
     # clipped at 3 robust scales (at least 5 % each) from the others: 1 / (1.3 e^0.15), not 1 / 3.25
     assert np.isclose(r[-1], 1.0 / (1.3 * np.exp(0.15)))
+
+
+def test_a_draining_batch_finishes_its_laggard_sooner_than_throughput_would() -> None:
+    """One wave of four requests on the demo profile's cost fit (B=4 x ctx 512: every K of 2-5
+    within 3 % per step; B=1-2: the deeper the better), one long and three short: once the
+    batch shrinks, per-step goodput gives the long request the K its capped mates can pay for
+    (2) and it finishes alone. Finishing the batch soonest (`drain_aware`) keeps it deep and
+    its mates shallow: the wave ends sooner. A batch refilled until its last wave drains only
+    then, so there the two nearly agree."""
+    demo = StepCostModel((0.09, 0.011, 0.011, 0.022, 0.0017, 0.02, 0.0), 0.0, 0, 0.3,
+                         batch_range=(1, 4), ctx_range=(512, 4096),
+                         verified_depths=tuple((b, c, 5) for b in (1, 4) for c in (512, 4096)))
+    reqs = tuple(SimRequest(512, out, ((0, (0.93,) * 5),)) for out in (60, 14, 16, 18))
+
+    def goodput(wl: Workload, drain: bool) -> float:
+        cfg = PolicyConfig(schedule=Schedule.constant(1), kind=PolicyKind.ADAPTIVE,
+                           per_request_k=True, adaptive=AdaptiveConfig(
+                               max_k=5, cost_prior=demo, acceptance_prior=((1, (0.93,) * 5),),
+                               drain_aware=drain))
+        return float(np.mean([simulate(wl, cfg.build(), demo, seed=s, noise=0.05).goodput
+                              for s in range(8)]))
+
+    assert goodput(Workload(reqs, 4, prefill_tokens=1), True) >= 1.015 * goodput(
+        Workload(reqs, 4, prefill_tokens=1), False)
+    steady = workload(48, 4, 512, 24, 0.93)
+    assert goodput(steady, True) >= 0.99 * goodput(steady, False)

@@ -98,6 +98,22 @@ def test_last_step_describes_the_step(tiny_llama: tuple[Path, Any]) -> None:
     assert (st.num_prefill, st.num_decode, st.num_new_tokens, st.routed_k) == (0, 2, 2, 0)
     assert st.num_spec_tokens == st.num_accepted_tokens == 0
     assert abs(st.wall_s - (st.draft_s + st.verify_s + st.overhead_s)) < 1e-9
+    assert (st.spec_tokens, st.accepted_tokens, st.num_prefill_tokens) == ((0, 0), (0, 0), 0)
+    assert eng.stats.step_log[-1] is st and len(eng.stats.step_log) == eng.stats.num_steps == 2
+    first = eng.stats.step_log[0]
+    assert first.num_prefill_tokens == 13 and first.spec_tokens == ()
+    assert first.to_row()[1:] == [13, [], []] and first.to_row()[0] > 0
+
+
+def test_the_step_log_is_bounded(tiny_llama: tuple[Path, Any], monkeypatch: Any) -> None:
+    """A long-lived engine keeps its first MAX_STEP_LOG steps, and counts every step."""
+    from specsched.engine import stats
+
+    monkeypatch.setattr(stats, "MAX_STEP_LOG", 3)
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2)
+    llm.generate([tokens(9, seed=7)], SamplingParams(max_tokens=6, ignore_eos=True))
+    run = llm.last_run_stats
+    assert run is not None and run.num_steps == 6 and len(run.step_log) == 3
 
 
 def test_warm_prompts_are_not_evicted_for_older_longer_caches(tiny_llama: tuple[Path, Any]) -> None:

@@ -95,6 +95,9 @@ def record_step(
         num_spec_tokens=sum(r.num_spec_tokens for r in outcome.requests),
         num_accepted_tokens=sum(r.num_accepted_tokens for r in outcome.requests),
         routed_k=decision.step_k if outcome.requests else None,
+        spec_tokens=tuple(r.num_spec_tokens for r in outcome.requests),
+        accepted_tokens=tuple(r.num_accepted_tokens for r in outcome.requests),
+        num_prefill_tokens=outcome.num_prefill_tokens,
     )
     run.add_step(step, now)
     return step

@@ -106,6 +106,21 @@ class StepStats:
     num_spec_tokens: int  # draft tokens verified
     num_accepted_tokens: int  # of those, accepted
     routed_k: int | None  # the router's K (None: no decoding request in the step)
+    # per decoding request, in schedule order: drafts verified and, of them, accepted
+    spec_tokens: tuple[int, ...] = ()
+    accepted_tokens: tuple[int, ...] = ()
+    num_prefill_tokens: int = 0  # prompt tokens of the step's prefill chunks
+
+    def to_row(self) -> list[Any]:
+        """One line of a trial's step log: [wall ms, prefill tokens, K per decoding request,
+        accepted per decoding request]."""
+        return [round(self.wall_s * 1e3, 2), self.num_prefill_tokens, list(self.spec_tokens),
+                list(self.accepted_tokens)]
+
+
+# the most steps `RunStats.step_log` keeps (the first ones): a long-lived engine's log stays
+# bounded; a bench trial (tens to hundreds of steps) fits whole
+MAX_STEP_LOG = 20_000
 
 
 @dataclass(slots=True)
@@ -129,9 +144,15 @@ class RunStats:
     draft_s: float = 0.0
     verify_s: float = 0.0
     overhead_s: float = 0.0
+    # every step as it ran (up to MAX_STEP_LOG): what a K policy did and what it cost, so a
+    # trial can be read step by step without replaying it (a replay is another trial: a
+    # closed-loop policy reads step times)
+    step_log: list[StepStats] = field(default_factory=list)
 
     def add_step(self, step: StepStats, end_time: float) -> None:
         """Fold one step's times into the totals (K and acceptance are recorded per request)."""
+        if len(self.step_log) < MAX_STEP_LOG:
+            self.step_log.append(step)
         self.num_steps += 1
         self.num_spec_steps += int(step.num_spec_tokens > 0)
         self.draft_s += step.draft_s

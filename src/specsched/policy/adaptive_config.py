@@ -68,7 +68,10 @@ class AdaptiveConfig:
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
     confirms the current choice doubles the cell's period (up to 4x). guard_z: a cell whose
     measured speculative goodput is below no-spec by more than z standard errors drafts nothing
-    for a cooldown, then is judged afresh (`adaptive_guard`)."""
+    for a cooldown, then is judged afresh (`adaptive_guard`).
+    drain_aware: while the batch drains (it shrank since a request last joined; the engine,
+    which knows each request's tokens left), K per request finishes the batch soonest instead
+    of maximizing tokens per second (`AdaptivePolicy._choose`); False: throughput always."""
 
     max_k: int = 4
     cost_prior: StepCostModel | None = None
@@ -91,6 +94,7 @@ class AdaptiveConfig:
     guard_z: float = 2.0
     warmup_steps: int = 24
     max_tracked_requests: int = 8192
+    drain_aware: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_k <= 16:
@@ -106,6 +110,9 @@ class AdaptiveConfig:
         if self.slow_start_evidence < 0:
             raise UserError("adaptive: slow_start_evidence must be >= 0, got "
                             f"{self.slow_start_evidence}")
+        if not isinstance(self.drain_aware, bool):
+            raise UserError("adaptive: drain_aware must be true or false, got "
+                            f"{self.drain_aware!r}")
         if not isinstance(self.trust_inside_box, bool):
             raise UserError("adaptive: trust_inside_box must be true or false, got "
                             f"{self.trust_inside_box!r}")

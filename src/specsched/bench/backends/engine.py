@@ -225,6 +225,8 @@ class EngineBackend:
                 "acceptance_rate": st.spec.acceptance_rate,
                 "mean_accepted_length": st.spec.mean_accepted_length,
             },
+            # [wall ms, prefill tokens, K per decoding request, accepted per request] per step
+            "steps": [step.to_row() for step in st.step_log],
         }
         return TrialResult(tuple(requests), res.wall_s, dict(st.k_histogram), extra)
 
