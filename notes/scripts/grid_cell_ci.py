@@ -19,5 +19,5 @@ for scen in dict.fromkeys(s for s, _ in d):
     base = d[(scen, 'no-spec')]
     statics = [a for s, a in d if s == scen and a.startswith('static')]
     best = max(statics, key=lambda a: gm(d[(scen, a)], base))
-    for arm in ('adaptive', 'adaptive-warm'):
+    for arm in sorted(a for s, a in d if s == scen and a.startswith('adaptive')):
         print(f"{scen:12s} {arm:14s} vs no-spec {iv(d[(scen, arm)], base)}  vs {best} {iv(d[(scen, arm)], d[(scen, best)])}  (n={len(d[(scen, arm)])})")

@@ -22,6 +22,8 @@ ap.add_argument("-v", action="store_true")
 a = ap.parse_args()
 with open(a.results) as f:
     trials = [json.loads(line) for line in f]
+concurrency = {s["name"]: s["concurrency"] for t in trials if t.get("type") == "header"
+               for s in t["experiment"]["scenarios"]}
 trials = [t for t in trials if t.get("type") == "trial" and not t.get("warmup")
           and not t.get("failed") and (a.scenario is None or t["scenario"] == a.scenario)
           and (a.arm is None or t["arm"] == a.arm) and (a.rep is None or t["replicate"] == a.rep)]
@@ -29,7 +31,7 @@ agg: dict[tuple[str, str], list[tuple[float, float, int]]] = collections.default
 for t in sorted(trials, key=lambda t: (t["scenario"], t["replicate"], t["position"])):
     reqs = t["requests"]
     finish = sorted(r["submit_s"] + r["latency_s"] for r in reqs)
-    conc = max(1, len(reqs) - sum(1 for r in reqs if r["submit_s"] > 1e-3))  # first wave
+    conc = min(concurrency.get(t["scenario"], 1), len(reqs))
     wall = t["metrics"]["wall_s"]
     tail = wall - finish[len(finish) - conc] if len(finish) >= conc else 0.0
     steps = t["extra"].get("steps")

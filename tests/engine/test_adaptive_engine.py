@@ -34,10 +34,10 @@ def reference(pair: tuple[Path, Path]) -> tuple[LLM, list[list[int]], list[list[
     return llm, prompts, [o.token_ids for o in llm.generate(prompts, greedy(MAX_TOKENS))]
 
 
-def adaptive_policy(per_request: bool, prior_k: int = 2) -> PolicyConfig:
+def adaptive_policy(per_request: bool, prior_k: int = 2, drain: bool = False) -> PolicyConfig:
     return PolicyConfig(schedule=Schedule.constant(prior_k), kind=PolicyKind.ADAPTIVE,
                         per_request_k=per_request,
-                        adaptive=AdaptiveConfig(max_k=4, warmup_steps=6))
+                        adaptive=AdaptiveConfig(max_k=4, warmup_steps=6, drain_aware=drain))
 
 
 @pytest.mark.parametrize("per_request", [True, False])
@@ -56,6 +56,16 @@ def test_adaptive_greedy_equals_plain_greedy(kind: str, per_request: bool,
     assert len(stats.k_histogram) >= 2  # K moved: the policy is not a constant
     learned = llm.engine.learned_schedule()
     assert learned is not None and learned.arity == 5
+
+
+def test_drain_aware_greedy_equals_plain_greedy(pair: tuple[Path, Path], reference: Any) -> None:
+    """K per request that finishes a draining batch soonest: the output stays the target's."""
+    ref_llm, prompts, ref = reference
+    spec = SpeculativeConfig.from_flags("streaming", adaptive_policy(True, drain=True),
+                                        window=8, num_sink_tokens=2)
+    llm = LLM(str(pair[0]), speculative=spec, **LLM_KW)
+    outs = llm.generate(prompts, greedy(MAX_TOKENS))
+    assert_greedy_equal(ref_llm, prompts, ref, [o.token_ids for o in outs])
 
 
 @pytest.mark.smollm2

@@ -8,7 +8,8 @@ Each step (`decide`):
 2. step cost from the online regression (`cost.OnlineStepCost`): T = base + Σ c_i K_i + f max K;
 3. K maximizing Σ E_i / T (`optimize`): per request in the engine — a request that accepts poorly
    gets K = 0 while others draft, a shrinking batch gets the K its own size deserves — or one K
-   per step (vLLM);
+   per step (vLLM); optionally (`drain_aware`), while the batch drains (no request joins as
+   others finish), K per request that finishes it soonest (`drain.best_drain`);
 4. hysteresis: the previous K of each request (for a new one: the prior schedule's K) is kept
    unless the new choice is predicted better by more than `margin`;
 5. the cell's guard (`adaptive_guard`) forces K = 0 where drafting measurably loses; bounded
@@ -35,19 +36,11 @@ from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import CTX_UNIT, OnlineStepCost, tile_passes
-from specsched.policy.optimize import (
-    Choice,
-    best_drain,
-    best_per_request,
-    best_per_step,
-    drain_seconds,
-    evaluate,
-    refine,
-)
+from specsched.policy.drain import best_drain, drain_seconds
+from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
 
-# the largest draining batch whose K finishes it soonest (`optimize.best_drain`: ~3 ms at 16
-# requests on the AVX2 EPYC, ~30 at 64); a larger one keeps the throughput choice until it is
-# this small, where its last requests' tail is
+# the largest draining batch whose K finishes it soonest (`drain.best_drain`: ~3 ms at 16
+# requests on the AVX2 EPYC, ~30 at 64); a larger one keeps the throughput choice till then
 MAX_DRAIN_BATCH = 16
 
 
@@ -227,15 +220,12 @@ class AdaptivePolicy:
     def _choose(self, reqs: list[TrackedRequest], ctx: list[int], caps: np.ndarray,
                 anchor: np.ndarray, remaining: np.ndarray | None = None
                 ) -> tuple[np.ndarray, float]:
-        """K per request and its predicted goodput over K = 0's. `remaining` [n] (the tokens
-        each request has left; given while the batch drains): per request, K that finishes
-        the batch soonest (`optimize.best_drain`) instead of the most tokens per second. A
-        draining batch's wall is its last request's: the throughput choice gives a request
-        whose mates are near their ends a shallow K (their capped drafts earn little, so a
-        deeper step does not pay for the batch) and leaves it to finish alone, a few tokens
-        per step. At B=4 x ctx 512 (the demo's workload, 2026-12-05) the adaptive arm ran the
-        batch's full phase 2.5 % faster than the 2-D plan and its drain tail twice as long
-        (1.27 s vs 0.63 s of a 11.5 s trial): 0.986x the 2-D plan."""
+        """K per request and its predicted goodput over K = 0's. `remaining` [n] (tokens each
+        request has left; given while the batch drains): K that finishes the batch soonest
+        (`drain`) - the throughput choice gives a request whose mates are near their ends the
+        shallow K their capped drafts can pay for, and leaves it to finish alone (simulator,
+        demo profile's costs: 1.025x on a wave with one long request; engine, the demo's B=4
+        workloads: 1.000x, its laggard held down by its own estimate, 2026-12-05)."""
         tokens = expected_tokens_table(self.acceptance.acceptance(reqs, ctx))
         base, added, per_step = self.costs(ctx)
         if remaining is not None and self.per_request:

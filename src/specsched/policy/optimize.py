@@ -7,7 +7,8 @@ solves a ratio maximization: Dinkelbach's method (Dinkelbach 1967) iterates
     K_i = argmax_k E_i(k) - g·C_i(k)  (for a fixed bound m on max K),   g <- Σ E_i(K_i) / T(K),
 which increases g monotonically to the optimum for that m; every m in 0..max_k is tried at once
 (arrays [m, request, k]) and the best kept. Per step (one K for the batch, as vLLM requires), the
-candidates are just K = 0..max_k.
+candidates are just K = 0..max_k. (A draining batch minimizes its finishing time instead:
+`drain`.)
 No torch here.
 """
 
@@ -111,83 +112,3 @@ def refine(
     move = score_new - score_now > margin * tokens[rows, ks]
     ks[move] = target[move]
     return ks
-
-
-DRAIN_PASSES = 4  # coordinate-descent passes of `best_drain`
-BRUTE_FORCE_VECTORS = 4096  # `best_drain` tries every K vector up to this many
-
-
-def drain_seconds(
-    tokens: np.ndarray,  # [n, M + 1] expected tokens per request and K
-    base: np.ndarray,  # [n + 1]: the step's fixed seconds, then what each request adds at K = 0
-    draft_cost: np.ndarray,  # [n, M + 1] C_i(k), or [n] c_i
-    step_cost: float,
-    ks: np.ndarray,  # [c, n] or [n] int: K vectors
-    remaining: np.ndarray,  # [n] tokens each request still has to produce
-) -> np.ndarray:  # [c] (or a 0-d array for one K vector)
-    """Expected seconds until every request of a batch that takes no new ones has finished,
-    each request drafting its K until it is done: request i needs remaining_i / E_i(K_i) steps,
-    and each step costs what the requests still running cost (the fixed part, each one's
-    K = 0 share and its drafts, the draft steps of the deepest K among them)."""
-    one = ks.ndim == 1
-    ks = np.atleast_2d(ks)  # [c, n]
-    n = ks.shape[1]
-    rows = np.arange(n)[None, :]
-    width = int(ks.max(initial=0)) + 1
-    cost = cost_table(draft_cost, max(width, tokens.shape[1]))  # [n, k]
-    need = remaining[None, :] / np.maximum(tokens[rows, ks], 1e-9)  # [c, n] steps
-    order = np.argsort(need, axis=1)  # [c, n]: who finishes first
-    need_sorted = np.take_along_axis(need, order, 1)
-    share = base[1:][None, :] + cost[rows, ks]  # [c, n]: what each adds to a step
-    share_sorted = np.take_along_axis(share, order, 1)
-    k_sorted = np.take_along_axis(ks, order, 1)
-    # segment j: from the (j-1)-th finish to the j-th, requests j.. still run
-    alive = np.cumsum(share_sorted[:, ::-1], axis=1)[:, ::-1]  # [c, n]
-    deepest = np.maximum.accumulate(k_sorted[:, ::-1], axis=1)[:, ::-1]  # [c, n]
-    t = base[0] + alive + step_cost * deepest  # [c, n] step time in segment j
-    span = np.diff(need_sorted, axis=1, prepend=0.0)  # [c, n]
-    out = (span * t).sum(1)
-    return out[0] if one else out
-
-
-def best_drain(
-    tokens: np.ndarray,  # [n, M + 1]
-    base: np.ndarray,  # [n + 1] (see `drain_seconds`)
-    draft_cost: np.ndarray,  # [n, M + 1] C_i(k), or [n] c_i
-    step_cost: float,
-    caps: np.ndarray,  # [n] int
-    remaining: np.ndarray,  # [n]
-    start: np.ndarray,  # [n] int: a K vector to improve (the throughput choice)
-) -> tuple[np.ndarray, float]:  # ([n] K per request, its drain seconds)
-    """K per request that finishes a draining batch soonest (`drain_seconds`). Every K vector
-    when there are at most BRUTE_FORCE_VECTORS (a batch of 4 at K <= 5: 1296); else
-    coordinate descent from `start`, from K = 0 and from every request's cap, all three at
-    once: each pass tries every request at every K it may draft and keeps each start's best
-    single change. The request with the most work left drafts deep; a mate near its end drafts
-    little or nothing (its drafts make the laggard's steps dearer), and the more it drafts,
-    the sooner it leaves the batch: both are in the expectation."""
-    n, width = tokens.shape
-    caps = np.minimum(caps, width - 1)
-    if float(np.prod(caps + 1.0)) <= BRUTE_FORCE_VECTORS:
-        every = np.stack(np.meshgrid(*[np.arange(c + 1) for c in caps], indexing="ij"),
-                         -1).reshape(-1, n)  # [v, n]
-        t = drain_seconds(tokens, base, draft_cost, step_cost, every, remaining)
-        j = int(np.argmin(t))
-        return every[j], float(t[j])
-    ks = np.stack([np.minimum(start, caps), np.zeros_like(caps), caps])  # [3, n]
-    s = drain_seconds(tokens, base, draft_cost, step_cost, ks, remaining)  # [3]
-    who, k = np.divmod(np.arange(n * width), width)  # one move per (request, K)
-    k = np.minimum(k, caps[who])
-    for _ in range(DRAIN_PASSES):
-        moves = np.repeat(ks, n * width, 0)  # [3 * n * width, n]
-        moves[np.arange(len(moves)), np.tile(who, 3)] = np.tile(k, 3)
-        t = drain_seconds(tokens, base, draft_cost, step_cost, moves, remaining)
-        t = t.reshape(3, n * width)
-        j = t.argmin(1)  # [3]
-        better = t[np.arange(3), j] < s * (1 - 1e-12)
-        if not better.any():
-            break
-        ks = np.where(better[:, None], moves.reshape(3, n * width, n)[np.arange(3), j], ks)
-        s = np.where(better, t[np.arange(3), j], s)
-    b = int(np.argmin(s))
-    return ks[b], float(s[b])
