@@ -24,7 +24,7 @@ for bf in (4096, 0):
                     continue
                 t, b, c, s, caps, r = instance(seed, n, mk)
                 st = best_per_request(t, float(b.sum()), c, s, caps).ks
-                ks, sec = drain.best_drain(t, b, c, s, caps, r, st)
+                ks, sec = drain.best_drain(t, b, c, s, caps, r, lambda: st)
                 br = min(float(drain.drain_seconds(t, b, c, s, v, r)) for v in vectors(caps))
                 total += 1
                 if sec > br * (1 + 1e-9):
@@ -36,5 +36,5 @@ for bf in (4096, 0):
         st = best_per_request(t, float(b.sum()), c, s, caps).ks
         t0 = time.perf_counter()
         for _ in range(20):
-            drain.best_drain(t, b, c, s, caps, r, st)
+            drain.best_drain(t, b, c, s, caps, r, lambda: st)
         print(f"  n={n}: {(time.perf_counter() - t0) / 20 * 1e3:.2f} ms per call")

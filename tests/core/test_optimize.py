@@ -53,12 +53,16 @@ def test_drain_seconds_by_hand() -> None:
     assert np.isclose(got, 3.0 + 2.0)
 
 
+def never_called() -> np.ndarray:
+    """`best_drain`'s start where every K vector is tried: computing it would be wasted."""
+    raise AssertionError("the coordinate descent's start was computed on the brute-force path")
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 4), st.integers(1, 4))
 def test_best_drain_is_the_brute_force_optimum(seed: int, n: int, max_k: int) -> None:
     tokens, base, cost, step, caps, remaining = instance(seed, n, max_k)
-    start = np.zeros(n, dtype=np.int64)
-    ks, seconds = best_drain(tokens, base, cost, step, caps, remaining, start)
+    ks, seconds = best_drain(tokens, base, cost, step, caps, remaining, never_called)
     brute = min(float(drain_seconds(tokens, base, cost, step, v, remaining))
                 for v in vectors(caps))
     assert (ks <= caps).all() and (ks >= 0).all()
@@ -79,7 +83,7 @@ def test_best_drain_by_coordinate_descent_improves_on_its_starts(seed: int, n: i
     start = best_per_request(tokens, float(base.sum()), cost, step, caps).ks
     saved, drain.BRUTE_FORCE_VECTORS = drain.BRUTE_FORCE_VECTORS, 0
     try:
-        ks, seconds = best_drain(tokens, base, cost, step, caps, remaining, start)
+        ks, seconds = best_drain(tokens, base, cost, step, caps, remaining, lambda: start)
     finally:
         drain.BRUTE_FORCE_VECTORS = saved
     assert (ks <= caps).all() and (ks >= 0).all()
@@ -99,6 +103,6 @@ def test_a_draining_batch_drafts_deep_for_its_laggard_and_little_for_mates_near_
     base, cost, step = np.array([0.1, 0.01, 0.01]), np.array([0.02, 0.02]), 0.02
     caps, remaining = np.array([5, 2]), np.array([40.0, 3.0])
     throughput = best_per_request(tokens, float(base.sum()), cost, step, caps).ks
-    drain, seconds = best_drain(tokens, base, cost, step, caps, remaining, throughput)
+    drain, seconds = best_drain(tokens, base, cost, step, caps, remaining, lambda: throughput)
     assert drain[0] > throughput[0] and drain[1] < throughput[1], (drain, throughput)
     assert seconds < drain_seconds(tokens, base, cost, step, throughput, remaining)

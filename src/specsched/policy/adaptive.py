@@ -222,18 +222,18 @@ class AdaptivePolicy:
                 ) -> tuple[np.ndarray, float]:
         """K per request and its predicted goodput over K = 0's. `remaining` [n] (tokens each
         request has left; given while the batch drains): K that finishes the batch soonest
-        (`drain`) - the throughput choice gives a request whose mates are near their ends the
-        shallow K their capped drafts can pay for, and leaves it to finish alone (simulator,
-        demo profile's costs: 1.025x on a wave with one long request; engine, the demo's B=4
-        workloads: 1.000x, its laggard held down by its own estimate, 2026-12-05)."""
+        (`drain`): the throughput choice gives a request whose mates are near their ends the
+        shallow K their capped drafts can pay for, and leaves it to finish alone (measured:
+        `AdaptiveConfig.drain_aware`)."""
         tokens = expected_tokens_table(self.acceptance.acceptance(reqs, ctx))
         base, added, per_step = self.costs(ctx)
         if remaining is not None and self.per_request:
-            shares = np.array([self.cost.predict(self.cost.features([c], [0])) for c in ctx])
-            shares -= self.cost.theta[0]  # [n]: what each request adds to a K = 0 step
+            theta, c = self.cost.theta, np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # c [n]
+            # [n]: what each request adds to a K = 0 step (`cost.predict` of it alone, less a)
+            shares = np.maximum(theta[0] + theta[1] + theta[2] * c, 1e-6) - theta[0]
             parts = np.concatenate([[base - shares.sum()], shares])  # [n + 1]
-            start = best_per_request(tokens, base, added, per_step, caps).ks
-            ks, seconds = best_drain(tokens, parts, added, per_step, caps, remaining, start)
+            ks, seconds = best_drain(tokens, parts, added, per_step, caps, remaining, lambda: (
+                best_per_request(tokens, base, added, per_step, caps).ks))
             held = float(drain_seconds(tokens, parts, added, per_step, anchor, remaining))
             if held <= seconds * (1.0 + self.cfg.margin):
                 ks = anchor

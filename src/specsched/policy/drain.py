@@ -14,6 +14,8 @@ No torch here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from specsched.policy.optimize import cost_table
@@ -62,11 +64,12 @@ def best_drain(
     step_cost: float,
     caps: np.ndarray,  # [n] int
     remaining: np.ndarray,  # [n]
-    start: np.ndarray,  # [n] int: a K vector to improve (the throughput choice)
+    start: Callable[[], np.ndarray],  # () -> [n] int: a K vector to improve (the throughput
+    # choice; called only when the batch is too large for every vector to be tried)
 ) -> tuple[np.ndarray, float]:  # ([n] K per request, its drain seconds)
     """K per request that finishes a draining batch soonest (`drain_seconds`). Every K vector
     when there are at most BRUTE_FORCE_VECTORS (a batch of 4 at K <= 5: 1296); else
-    coordinate descent from `start`, from K = 0 and from every request's cap, all three at
+    coordinate descent from `start()`, from K = 0 and from every request's cap, all three at
     once: each pass tries every request at every K it may draft and keeps each start's best
     single change. The request with the most work left drafts deep; a mate near its end drafts
     little or nothing (its drafts make the laggard's steps dearer), and the more it drafts,
@@ -79,7 +82,7 @@ def best_drain(
         t = drain_seconds(tokens, base, draft_cost, step_cost, every, remaining)
         j = int(np.argmin(t))
         return every[j], float(t[j])
-    ks = np.stack([np.minimum(start, caps), np.zeros_like(caps), caps])  # [3, n]
+    ks = np.stack([np.minimum(start(), caps), np.zeros_like(caps), caps])  # [3, n]
     s = drain_seconds(tokens, base, draft_cost, step_cost, ks, remaining)  # [3]
     who, k = np.divmod(np.arange(n * width), width)  # one move per (request, K)
     k = np.minimum(k, caps[who])
