@@ -1,6 +1,7 @@
 """Twenty-eighth stop: per-K step time and tokens of each arm of one grid cell, from the trials'
 step logs, and what the adaptive arms' first steps below K = 3 cost against static K3's rate
-(the B1 x 512 figures in notes/adaptive.md).
+(the B1 x 512 figures in notes/adaptive.md). Its K = 0 rows are each request's last step with
+one token left (room 0), not exploration probes (corrected in the twenty-ninth stop).
   .venv/bin/python notes/scripts/b1_tally.py benchmarks/results/adaptive/grid-drain-28-2026-12-05-avx2/grid.jsonl [CELL]"""
 import json
 import statistics
