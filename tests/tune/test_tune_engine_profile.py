@@ -15,6 +15,7 @@ from specsched.planner import (
     MeasurePoint,
     PointKind,
     ProfileGrid,
+    ProfileMetadata,
     ProfileSource,
     Stat,
     TimingPoint,
@@ -238,3 +239,21 @@ def test_a_noisy_unit_is_measured_again_and_the_quietest_attempt_kept(llm: Any) 
         EngineProfileConfig(remeasure=-1)
     with pytest.raises(UserError, match="max_rel_spread"):
         EngineProfileConfig(max_rel_spread=0.0)
+
+
+def test_cpu_label_names_the_vector_isa_so_other_machines_do_not_resume() -> None:
+    from specsched.planner.measure import _same_run
+    from specsched.tune.profile_run import cpu_isa, describe_device
+
+    assert cpu_isa("fpu avx2 fma avx512f avx512_bf16 sse") == "avx512_bf16 avx512f avx2 fma"
+    assert cpu_isa("fpu sse avx2 fma") == "avx2 fma"
+    assert cpu_isa(None) == "" and cpu_isa("fpu sse2") == ""
+    label = describe_device("cpu")
+    assert label.startswith("cpu: ") and "logical cores" in label
+    # two machines of one model name with other vector units are two devices
+    base = ProfileMetadata(model="m", drafter="d", dtype="float32",
+                           device="cpu: AMD EPYC (2 logical cores; avx2 fma)", threads=1)
+    wider = ProfileMetadata(model="m", drafter="d", dtype="float32",
+                            device="cpu: AMD EPYC (2 logical cores; avx512_bf16 avx512f avx2 fma)",
+                            threads=1)
+    assert not _same_run(base, wider) and _same_run(base, base)

@@ -92,21 +92,40 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _cpu_name() -> str:
+# The vector extensions that change the engine's step costs (kernel widths, bf16 / int8 paths),
+# widest first: machines sold under one model name differ in them (2-core "AMD EPYC" VMs with
+# AVX2 only and with AVX-512 + BF16 ran twice as fast as each other).
+ISA_FLAGS = ("amx_bf16", "avx512_bf16", "avx512_vnni", "avx512f", "avx2", "fma")
+
+
+def _cpuinfo_field(name: str) -> str | None:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
-                if line.startswith("model name"):
+                if line.split(":", 1)[0].strip() == name:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _cpu_name() -> str:
+    return _cpuinfo_field("model name") or platform.processor() or platform.machine()
+
+
+def cpu_isa(flags: str | None) -> str:
+    """The ISA_FLAGS present in a /proc/cpuinfo `flags` line, widest first ("" if unknown)."""
+    have = set((flags or "").split())
+    return " ".join(f for f in ISA_FLAGS if f in have)
 
 
 def describe_device(device: str) -> str:
-    """A stable device label (part of the resume identity: no load figures in it)."""
+    """A stable device label (part of the resume identity: no load figures in it). On CPU it
+    names the vector ISA, so a profile is never resumed, or read as this machine's, on a
+    machine of the same name with other vector units."""
     if device == "cpu":
-        return f"cpu: {_cpu_name()} ({os.cpu_count()} logical cores)"
+        isa = cpu_isa(_cpuinfo_field("flags"))
+        return f"cpu: {_cpu_name()} ({os.cpu_count()} logical cores{'; ' + isa if isa else ''})"
     import torch
 
     return f"{device}: {torch.cuda.get_device_name(torch.device(device))}"
