@@ -8,7 +8,9 @@ tile term (`policy.cost`, h) takes the tile size the engine reported (`ProfileMe
 attention_q_tile`); a profile without one (older, imported, hand-written) gets it only where its
 data asks for it: every tile size whose first extra pass lies inside the profiled Ks is fitted
 and the best kept when it explains the profile clearly better than no tile term (a BIC-style test:
-N·ln(RSS_tile / RSS_none) below -TILE_EVIDENCE·ln N).
+N·ln(RSS_tile / RSS_none) below -TILE_EVIDENCE·ln N). What the plane misses at each profiled
+point (measured / fitted) goes with it (`policy.cost_shape`): the policy's costs are the
+profile's own where it measured.
 No torch here.
 """
 
@@ -23,6 +25,7 @@ from specsched.planner.profile import Profile
 from specsched.policy import AdaptiveConfig
 from specsched.policy.adaptive_trust import verified_depth
 from specsched.policy.cost import StepCostModel, fit_step_cost, step_features
+from specsched.policy.cost_shape import CostShape
 
 TILE_EVIDENCE = 2.0  # x ln N: how much better a tile term must fit to be kept
 
@@ -59,7 +62,9 @@ def fit_profile_cost(profile: Profile) -> StepCostModel:
     return dataclasses.replace(
         fit, batch_range=(min(g.batch_sizes), max(g.batch_sizes)),
         ctx_range=(min(g.contexts), max(g.contexts)),
-        verified_depths=tuple((b, c, verified_depth(s)) for (b, c), s in sorted(steps.items())))
+        verified_depths=tuple((b, c, verified_depth(s)) for (b, c), s in sorted(steps.items())),
+        shape=CostShape.from_points([(b, c, k, y / fitted) for (b, c), s in steps.items()
+                                     for k, y, fitted in s]))
 
 
 def adaptive_prior(profile: Profile, base: AdaptiveConfig | None = None,

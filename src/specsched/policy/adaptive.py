@@ -93,7 +93,27 @@ class AdaptivePolicy:
 
     def costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
         """(T at K = 0, seconds each request's k drafts add [n, max_k + 1], seconds per draft
-        step), all >= 0: c_i·k with c_i = d + e·ctx_i, plus h·ctx_i per extra attention tile."""
+        step), all >= 0: the online plane's (`_plane_costs`) in the profile's shape where the
+        prior has one: each uniform K's step T(k) = base + Σ_i C_i(k) + f·k scaled by the
+        profile's measured / fitted s_k at this batch size and mean context (`cost_shape`; at
+        B = 4 x ctx 512 the plane put K = 4 level with K = 2 where the steps measured K = 2 4.9 %
+        better), the change beyond K = 0's (s_0 - 1)·base shared equally by the requests: a
+        batch drafting one K costs the profile's step there, mixed Ks about it."""
+        base, table, per_step = self._plane_costs(ctx)
+        shape = self.cfg.cost_prior.shape if self.cfg.cost_prior is not None else None
+        if shape is None:
+            return base, table, per_step
+        n = len(ctx)
+        s = shape.ratios(n, sum(ctx) // n, self.max_k)  # [k]
+        uniform = base + table.sum(axis=0) + per_step * np.arange(self.max_k + 1)  # [k]
+        extra = (s - 1.0) * uniform - (s[0] - 1.0) * base  # [k]; extra[0] = 0
+        shaped = np.maximum(table + extra[None, :] / n, 0.0)  # [n, k]
+        shaped[:, 0] = 0.0
+        return float(s[0] * base), shaped, per_step
+
+    def _plane_costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
+        """`costs` on the online linear model alone: c_i·k with c_i = d + e·ctx_i, plus
+        h·ctx_i per extra attention tile."""
         theta = self.cost.theta
         base = self.cost.predict(self.cost.features(ctx, [0] * len(ctx)))
         c = np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # [n]
@@ -102,6 +122,20 @@ class AdaptivePolicy:
         extra = tile_passes(karr, self.cost.q_tile)  # [k]
         table = per_draft[:, None] * karr[None, :] + np.maximum(theta[7], 0.0) * np.outer(c, extra)
         return base, table, max(float(theta[5]), 0.0)
+
+    def _shaped(self, ctx: list[int], ks: list[int], x: np.ndarray) -> np.ndarray:
+        """A step's features x [F] scaled so that θ·x is its time in the profile's shape
+        (`costs`): what the online model learns from a step is then the plane's level, and
+        the shape stays the profile's."""
+        if self.cfg.cost_prior is None or self.cfg.cost_prior.shape is None or not ks:
+            return x
+        plane = self.cost.predict(x)
+        if plane <= 1e-6:
+            return x
+        raw, shaped = self._plane_costs(ctx), self.costs(ctx)
+        rows, k = np.arange(len(ks)), np.minimum(np.asarray(ks), self.max_k)
+        delta = (shaped[0] - raw[0]) + float((shaped[1][rows, k] - raw[1][rows, k]).sum())
+        return x * max(plane + delta, 1e-6) / plane
 
     # -- decide ---------------------------------------------------------------------------------
     def decide(self, batch: BatchState) -> KDecision:
@@ -275,6 +309,7 @@ class AdaptivePolicy:
         if seconds is None or seconds <= 0:
             return
         x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
+        shaped = self._shaped(ctx, drafted, x)  # read before the model learns from the step
         # a step that also ran prefill rows (a request joining the batch: its prompt's uncached
         # tail, a chunk) costs more than its decode features say, and the profile's fit that
         # judges depths never saw prefill (its term is ~0): at B=4 x ctx 512 on the AVX-512 EPYC
@@ -287,14 +322,16 @@ class AdaptivePolicy:
                                 self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        self.cost.update(x, seconds)
+        x0 = self._shaped(ctx, [0] * b, self.cost.features(ctx, [0] * b,
+                                                          outcome.num_prefill_tokens))
+        self.cost.update(shaped, seconds)
         if pending is None:
             return
         cell, did_draft, probe, partial = pending
         state = self.cell_state[cell]
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
-        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)  # as if no-spec
-        sample, theta = (tokens / b, seconds, x0, x), self.cost.theta
+        # x0: as if no-spec (shaped before the update, like x)
+        sample, theta = (tokens / b, seconds, x0, shaped), self.cost.theta
         # a probe is compared with the other population (read before this step joins its own)
         other = state.mean(not did_draft, theta) if probe else None
         if not partial:

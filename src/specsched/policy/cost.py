@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specsched.policy.cost_shape import CostShape
+
 FEATURES = ("const", "rows", "ctx_k", "drafts", "draft_ctx_k", "draft_steps", "prefill",
             "tile_ctx_k")
 NUM_FEATURES = len(FEATURES)
@@ -86,6 +88,8 @@ class StepCostModel:
     # cost what this fit says (`adaptive_trust.verified_depth`); the trust region's seed
     verified_depths: tuple[tuple[int, int, int], ...] = ()
     q_tile: int | None = None  # query rows per attention tile (the tile term); None: no term
+    # measured / fitted per profiled (B, context, K) (`cost_shape`); None: the plane alone
+    shape: CostShape | None = None
 
     def __post_init__(self) -> None:
         if len(self.coef) == NUM_FEATURES - 1:
@@ -134,6 +138,8 @@ class StepCostModel:
             out["verified_depths"] = [list(p) for p in self.verified_depths]
         if self.q_tile is not None:
             out["q_tile"] = self.q_tile
+        if self.shape is not None:
+            out["shape"] = self.shape.to_json()
         return out
 
 

@@ -68,6 +68,11 @@ def bad_profile(tmp_path: Path) -> str:
          "cost_prior verified_depths must be"),
         (adaptive({"cost_prior": {"coef": [0.01] * 7, "verified_depths": [[4, 512, "x"]]}}),
          "cost_prior verified_depths must be an integer"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "shape": {"batch_sizes": [1]}}}),
+         r"cost_prior shape must be \{batch_sizes, contexts, ks, log_ratio\}"),
+        (adaptive({"cost_prior": {"coef": [0.01] * 7, "shape": {
+            "batch_sizes": [1], "contexts": [512], "ks": [0, 1], "log_ratio": [[[0.0]]]}}}),
+         "cost_prior shape must be .*log_ratio must be"),
         (adaptive({"acceptance_prior": [[512]]}), "acceptance_prior must be"),
         (adaptive("fast"), "adaptive must be an object"),
     ],
@@ -103,6 +108,7 @@ def test_valid_blocks() -> None:
     prior = a.cost_prior
     assert prior.batch_range is not None and prior.ctx_range is not None
     assert prior.verified_depths  # and where the profile verified its fit (the trust seed)
+    assert prior.shape is not None  # and what its plane missed at each profiled point
     boxed = config_from_obj(adaptive({"cost_prior": prior.to_json()}))
     assert boxed.adaptive_config.cost_prior == prior
     tiled = dataclasses.replace(prior, q_tile=5)  # the attention tile term travels too

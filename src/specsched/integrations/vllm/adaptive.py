@@ -42,6 +42,7 @@ from specsched.policy import (
 from specsched.policy.adaptive import Pending
 from specsched.policy.adaptive_config import CTX_BUCKETS
 from specsched.policy.cost import NUM_FEATURES, StepCostModel
+from specsched.policy.cost_shape import CostShape
 from specsched.schedule import Schedule
 
 PRIOR_KEYS = ("cost_prior", "acceptance_prior")
@@ -86,8 +87,9 @@ def _acceptance_prior(value: Any) -> tuple[tuple[int, tuple[float, ...]], ...]:
 
 def _cost_prior(value: Any) -> StepCostModel:
     """`{"coef": [...], "rel_rmse": r, "num_samples": n, "typical_seconds": t,
-    "batch_range": [lo, hi], "ctx_range": [lo, hi], "verified_depths": [[B, ctx, depth], ...]}`
-    (`StepCostModel.to_json`; ranges and depths optional) or the coefficient list alone."""
+    "batch_range": [lo, hi], "ctx_range": [lo, hi], "verified_depths": [[B, ctx, depth], ...],
+    "q_tile": q, "shape": {...}}` (`StepCostModel.to_json`; all but coef optional) or the
+    coefficient list alone."""
     body = value if isinstance(value, Mapping) else {"coef": value}
     coef = body.get("coef")
     if not isinstance(coef, (list, tuple)) or len(coef) not in (NUM_FEATURES - 1, NUM_FEATURES):
@@ -102,7 +104,28 @@ def _cost_prior(value: Any) -> StepCostModel:
                          batch_range=_box("batch_range", body.get("batch_range")),
                          ctx_range=_box("ctx_range", body.get("ctx_range")),
                          verified_depths=_depths(body.get("verified_depths", ())),
-                         q_tile=None if q_tile is None else _q_tile(q_tile))
+                         q_tile=None if q_tile is None else _q_tile(q_tile),
+                         shape=_cost_shape(body.get("shape")))
+
+
+def _cost_shape(value: Any) -> CostShape | None:
+    """A cost prior's `{"batch_sizes", "contexts", "ks", "log_ratio"}` (`CostShape.to_json`;
+    absent: the plane alone)."""
+    if value is None:
+        return None
+    try:
+        return CostShape(tuple(int(_number("cost_prior shape axis", v, "int"))
+                               for v in value["batch_sizes"]),
+                         tuple(int(_number("cost_prior shape axis", v, "int"))
+                               for v in value["contexts"]),
+                         tuple(int(_number("cost_prior shape axis", v, "int"))
+                               for v in value["ks"]),
+                         tuple(tuple(tuple(float(_number("cost_prior shape log_ratio", x,
+                                                         "float")) for x in row)
+                                     for row in plane) for plane in value["log_ratio"]))
+    except (TypeError, KeyError, ValueError) as exc:
+        raise UserError(f"specsched: adaptive cost_prior shape must be {{batch_sizes, contexts, "
+                        f"ks, log_ratio}} (CostShape.to_json): {exc}") from None
 
 
 def _q_tile(value: Any) -> int:
