@@ -1,7 +1,7 @@
-"""The profile's cost shape in the adaptive policy: where the engine is not the linear plane the
-policy fits (deep drafts dearer than a line in K), the policy's costs are the profile's measured
-steps, it drafts the K those steps favour, and what it learns online moves the plane's level, not
-the shape (simulated; no torch)."""
+"""The profile's cost shape: where the engine is not the linear plane fitted to a profile (deep
+drafts dearer than a line in K), the adaptive policy's costs are the profile's measured steps, it
+drafts the K those steps favour, and what it learns online moves the plane's level, not the
+shape; the planner and its workload simulator step the profile's times too (no torch)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from planner_tables import table_profile
 
+from specsched.planner import CostKind, CostModel, fit_cost
 from specsched.planner.adaptive_prior import adaptive_prior, fit_profile_cost
 from specsched.planner.simulate import SimRequest, Workload, simulate
 from specsched.policy import PolicyConfig, PolicyKind, StepOutcome
@@ -114,3 +115,21 @@ def test_what_it_learns_online_moves_the_level_and_keeps_the_shape(level: float)
     got = 1000 * (base + table.sum(axis=0) + per_step * np.arange(6))  # [k]
     want = np.array([level * tilted_ms(4, c, k) for k in range(6)])
     np.testing.assert_allclose(got / want, np.full(6, 1.0), rtol=0.03)
+
+
+def test_the_planner_and_its_simulator_step_the_profile_s_times_at_its_points() -> None:
+    """The planner's fitted step time (`CostKind.FIT`) and the workload simulator's are the plane
+    in the profile's shape: a profiled point's measured step; between points, nearer the truth
+    than the plane alone; the plane's own residuals are still what `plan` reports."""
+    profile = table_profile((1, 4, 16), (512, 4096), (0, 1, 2, 3, 4, 5), truth_ms, ACC)
+    fit = fit_cost(profile)
+    assert fit.rms_rel > 0.03  # the plane's residuals, not the shaped model's (~0)
+    model = CostModel.from_profile(profile, CostKind.FIT)
+    for b, c, k in ((1, 512, 1), (4, 512, 4), (16, 4096, 5)):
+        assert model.step_time_ms(b, c, k).value == pytest.approx(truth_ms(b, c, k), rel=1e-9)
+        x = step_features([c] * b, [k] * b)
+        assert 1000 * fit.model.predict(x) == pytest.approx(truth_ms(b, c, k), rel=1e-9)
+        assert 1000 * fit.model.plane(x) != pytest.approx(truth_ms(b, c, k), rel=1e-3)
+    for b, c, k in ((8, 1400, 2), (2, 900, 5), (8, 2048, 4)):
+        shaped, plane = model.step_time_ms(b, c, k).value, fit.plane_ms(b, c, k)
+        assert abs(shaped / truth_ms(b, c, k) - 1) < abs(plane / truth_ms(b, c, k) - 1)

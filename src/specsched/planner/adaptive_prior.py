@@ -57,7 +57,7 @@ def fit_profile_cost(profile: Profile) -> StepCostModel:
             fit, xs = best
     steps: dict[tuple[int, int], list[tuple[int, float, float]]] = {}
     for t, x, y in zip(profile.timings, xs, ys, strict=True):
-        steps.setdefault((t.batch_size, t.ctx), []).append((t.k, float(y), fit.predict(x)))
+        steps.setdefault((t.batch_size, t.ctx), []).append((t.k, float(y), fit.plane(x)))
     g = profile.grid
     return dataclasses.replace(
         fit, batch_range=(min(g.batch_sizes), max(g.batch_sizes)),

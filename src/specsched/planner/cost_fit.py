@@ -6,7 +6,12 @@ profile (`adaptive_prior.fit_profile_cost`) instead of interpolating between nei
 points: the fit averages the noise of single points and extends to unprofiled cells along the
 model (flagged as extrapolation). Residuals say how well the model describes the engine: an RMS
 relative residual above `POOR_FIT_RMS` means its predictions should not be trusted (plan with
-interpolation instead). No torch here.
+interpolation instead). What the plane misses at each profiled point is kept as its shape
+(`policy.cost_shape`, measured / fitted, interpolated in log B and log context): the planner's
+step time is the plane times that ratio, so a profiled cell gets its measured step (the plane
+put B = 4 x ctx 512 10-13 % above its steps at K = 0..3 and 4-6 % at K = 4, 5 on the AVX-512
+EPYC, which over-predicted the speedup of deep K there) while between and beyond the points the
+plane carries how cost grows with context and batch size. No torch here.
 """
 
 from __future__ import annotations
@@ -78,9 +83,15 @@ class CostFit:
         return len(self.residuals) <= terms
 
     def step_ms(self, batch_size: int, ctx: int, k: int) -> float:
-        """T(B requests at context ctx, K each), ms."""
+        """T(B requests at context ctx, K each), ms: the plane in the profile's shape (at a
+        profiled point, its measured step)."""
         return 1000.0 * self.model.predict(self.model.features([ctx] * batch_size,
                                                                [k] * batch_size))
+
+    def plane_ms(self, batch_size: int, ctx: int, k: int) -> float:
+        """T on the linear model alone, ms (what the residuals measure)."""
+        return 1000.0 * self.model.plane(self.model.features([ctx] * batch_size,
+                                                             [k] * batch_size))
 
     def warning(self) -> str | None:
         """A loud one-liner when the fit is poor, else None."""
@@ -127,7 +138,7 @@ def fit_cost(profile: Profile) -> CostFit:
     fit = CostFit(model, ())
     residuals = tuple(
         Residual(t.batch_size, t.ctx, t.k, t.t_step_ms.median,
-                 fit.step_ms(t.batch_size, t.ctx, t.k))
+                 fit.plane_ms(t.batch_size, t.ctx, t.k))
         for t in profile.timings
     )
     return CostFit(model, residuals)

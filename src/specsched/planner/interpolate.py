@@ -1,7 +1,8 @@
 """The planner's cost model: step time T(B, ctx, K) and acceptance per position at ctx.
 
-Step time comes from the parametric model fitted to the whole profile (`CostKind.FIT`, the
-default; `planner.cost_fit`) or, as a fallback, from the profiled points: bilinear in batch size
+Step time comes from the parametric model fitted to the whole profile, in the profile's shape
+(`CostKind.FIT`, the default; `planner.cost_fit`: a profiled point's own step, the plane's growth
+between points) or, as a fallback, from the profiled points: bilinear in batch size
 and log(context) (`CostKind.INTERPOLATE`). Acceptance is linear in log(context) between measured
 contexts, taken at a quantile of its mean's sampling distribution (`acceptance_ci`; 0.5 = the
 mean, 0.1 = a 90% lower confidence bound).
@@ -36,7 +37,7 @@ class Extrapolation(str, Enum):
 
 class CostKind(str, Enum):
     AUTO = "auto"  # FIT, unless the fit is poor (`cost_fit.POOR_FIT_RMS`): then INTERPOLATE
-    FIT = "fit"  # the parametric step cost model fitted to the profile (`cost_fit`)
+    FIT = "fit"  # the parametric step cost model fitted to the profile, in its shape (`cost_fit`)
     INTERPOLATE = "interpolate"  # bilinear in (B, log ctx) between profiled points
 
 

@@ -79,7 +79,9 @@ class AdaptivePolicy:
         # is one (fixed: how much dearer depth k is than K = 1 moves little between machines,
         # while the online model, pulled from a prior twice the machine's time, cuts its
         # per-draft terms faster than its base for a few dozen steps), else the online model
-        self._shape = self.cost.predict if cfg.cost_prior is None else cfg.cost_prior.predict
+        # (the prior's plane: the trust region judges cost against the linear fit, with or
+        # without the profile's shape, `costs`)
+        self._judge = self.cost.predict if cfg.cost_prior is None else cfg.cost_prior.plane
         self._trust = TrustRegions(  # how deep each cell may draft
             cfg.trust_inside_box, () if cfg.cost_prior is None else cfg.cost_prior.verified_depths)
 
@@ -318,7 +320,7 @@ class AdaptivePolicy:
         # 12 steps while every draft was accepted. Such a step may verify a depth, not cap one.
         clean = not first_draft and outcome.num_prefill_tokens == 0 and not cold
         if pending is not None:
-            self._trust.observe(pending.cell, outcome, seconds, x, self._shape,
+            self._trust.observe(pending.cell, outcome, seconds, x, self._judge,
                                 self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return

@@ -122,9 +122,20 @@ class StepCostModel:
         """`step_features` with this model's tile size."""
         return step_features(contexts, num_spec_tokens, num_prefill_tokens, self.q_tile)
 
-    def predict(self, x: np.ndarray) -> float:
-        """Seconds for a step with features x (never below 1 microsecond)."""
+    def plane(self, x: np.ndarray) -> float:
+        """Seconds for a step with features x on the linear model alone (>= 1 microsecond)."""
         return max(float(np.dot(self.coef, x)), 1e-6)
+
+    def predict(self, x: np.ndarray) -> float:
+        """Seconds for a step with features x: the plane times the profile's measured / fitted
+        ratio at its batch size, mean context and deepest K (`shape`; none: the plane)."""
+        plane = self.plane(x)
+        rows = float(x[1])
+        if self.shape is None or rows < 1:
+            return plane
+        ctx = round(CTX_UNIT * float(x[2]) / rows)
+        k = round(float(x[5]))
+        return plane * float(self.shape.ratios(round(rows), max(ctx, 1), k)[k])
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"features": list(FEATURES), "coef": list(self.coef),
