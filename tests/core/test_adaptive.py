@@ -959,3 +959,33 @@ def test_a_draining_batch_finishes_its_laggard_sooner_than_throughput_would() ->
         Workload(reqs, 4, prefill_tokens=1), False)
     steady = workload(48, 4, 512, 24, 0.93)
     assert goodput(steady, True) >= 0.99 * goodput(steady, False)
+
+
+# a break-even cell (B = 16 x ctx 512 on the AVX-512 EPYC, 2026-12-05): a K = 1 step costs 1.97x
+# a K = 0 one, so at acceptance 0.97 drafting gains nothing
+BREAK_EVEN = StepCostModel((0.020, 0.006, 0.0, 0.0065, 0.0, 0.0085, 0.0), 0.0, 0, 0.12)
+
+
+def test_a_break_even_cell_does_not_draft_on_its_prior_s_k() -> None:
+    """Anchored at its prior schedule's K = 1, a cell where K = 1 predicts a gain of a percent
+    or less (a text accepting 0.99) drafts nothing but its probes (`AdaptiveConfig.min_gain`);
+    with min_gain 0 the hysteresis keeps the prior's K = 1 for most steps. (The simulator has
+    no waves to fragment: on the engine those K = 1 steps measured 0.94-0.95x no-spec.)"""
+    wl = workload(32, 16, 512, 32, 0.99)
+    x0 = step_features([512] * 16, [0] * 16)
+    x1 = step_features([512] * 16, [1] * 16)
+    assert BREAK_EVEN.predict(x1) / BREAK_EVEN.predict(x0) == pytest.approx(1.97, abs=0.01)
+
+    def k1_share(**kw: Any) -> tuple[float, float]:
+        cfg = adaptive(BREAK_EVEN, 0.97, schedule=Schedule.constant(1), **kw)
+        shares, goodputs = [], []
+        for seed in range(3):
+            goodput, decisions = run(wl, cfg, BREAK_EVEN, seed=seed)
+            full = [d for d in decisions if len(d.num_spec_tokens) == 16]
+            shares.append(np.mean([d.step_k >= 1 for d in full]))
+            goodputs.append(goodput)
+        return float(np.mean(shares)), float(np.mean(goodputs))
+
+    share, goodput = k1_share()
+    assert share < 0.15 and goodput >= 0.99 * static_goodputs(wl, BREAK_EVEN)[0]
+    assert k1_share(min_gain=0.0)[0] > 0.5  # the setup: without it the prior's K = 1 stays

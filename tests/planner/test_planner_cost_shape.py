@@ -127,7 +127,7 @@ def test_the_planner_and_its_simulator_step_the_profile_s_times_at_its_points() 
     model = CostModel.from_profile(profile, CostKind.FIT)
     for b, c, k in ((1, 512, 1), (4, 512, 4), (16, 4096, 5)):
         assert model.step_time_ms(b, c, k).value == pytest.approx(truth_ms(b, c, k), rel=1e-9)
-        x = step_features([c] * b, [k] * b)
+        x = fit.model.features([c] * b, [k] * b)
         assert 1000 * fit.model.predict(x) == pytest.approx(truth_ms(b, c, k), rel=1e-9)
         assert 1000 * fit.model.plane(x) != pytest.approx(truth_ms(b, c, k), rel=1e-3)
     for b, c, k in ((8, 1400, 2), (2, 900, 5), (8, 2048, 4)):

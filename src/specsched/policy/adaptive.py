@@ -288,7 +288,10 @@ class AdaptivePolicy:
         else:
             ks = refine(tokens, added, kept, best.ks, self.cfg.margin)
         plain = evaluate(tokens, base, added, per_step, np.zeros_like(ks)).goodput
-        return ks, evaluate(tokens, base, added, per_step, ks).goodput / max(plain, 1e-12)
+        gain = evaluate(tokens, base, added, per_step, ks).goodput / max(plain, 1e-12)
+        if ks.any() and gain < 1.0 + self.cfg.min_gain:  # drafting must earn its risk
+            return np.zeros_like(ks), 1.0
+        return ks, gain
 
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:

@@ -64,6 +64,12 @@ class AdaptiveConfig:
     said there, `adaptive_trust.TrustRegion`; inside the box too, since a linear fit smooths
     away the superlinear cost of deep drafts at B >= 4 on this CPU).
     margin: switch K only for a predicted goodput gain above it (hysteresis).
+    min_gain: draft only where the choice's predicted goodput beats K = 0's by more than this
+    fraction: an uncertain gain of a percent or two is not worth the drafting's risk (on a
+    break-even cell the hysteresis alone kept the prior's K: the one-run grid of 2026-12-05,
+    B16 x 512 on the AVX-512 EPYC, K = 1 step 1.99x a K = 0 one, a text accepting 0.97 gave
+    K = 1 a predicted 0-1 % gain; anchored at its prior schedule's K = 1, the arm drafted 29-34
+    of ~38 steps in two replicates and measured 0.951 and 0.938x no-spec, the cell 0.974).
     explore_every / explore_budget: probe K=1 in a cell at K=0 (and K=0 in a cell that drafts,
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
     confirms the current choice doubles the cell's period (up to 4x). guard_z: a cell whose
@@ -91,6 +97,7 @@ class AdaptiveConfig:
     extrapolated_cost_weight: float = 5.0
     trust_inside_box: bool = False
     margin: float = 0.03
+    min_gain: float = 0.03
     explore_every: int = 24
     explore_budget: float = 0.06
     guard_z: float = 2.0
@@ -124,6 +131,8 @@ class AdaptiveConfig:
         if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
             raise UserError("adaptive: need margin >= 0, explore_every >= 2, "
                             "0 <= explore_budget < 0.5")
+        if not 0.0 <= self.min_gain < 1.0:
+            raise UserError(f"adaptive: min_gain must be in [0, 1), got {self.min_gain}")
         for ctx, a in self.acceptance_prior:
             if ctx < 1 or not a or any(not 0.0 <= x <= 1.0 for x in a):
                 raise UserError(f"adaptive: acceptance prior at ctx {ctx} must be rates in "
