@@ -28,9 +28,15 @@ from specsched.policy import (
     StepOutcome,
 )
 from specsched.policy.cost import StepCostModel
+from specsched.policy.cost_shape import CostShape
 from specsched.schedule import Schedule
 
-COST = StepCostModel((0.015, 0.002, 0.005, 0.002, 0.0015, 0.015, 0.00002), 0.0, 0, 0.08)
+# a profile's fit carries its shape (measured / fitted per profiled point, `cost_shape`): a 3 x 2
+# x 6 grid like the AVX-512 EPYC profile of 2026-12-05, ratios 0.85-1.15
+SHAPE = CostShape.from_points([(b, c, k, 1.0 + 0.03 * ((b + k + c // 512) % 11 - 5))
+                               for b in (1, 4, 16) for c in (512, 4096) for k in range(6)])
+COST = StepCostModel((0.015, 0.002, 0.005, 0.002, 0.0015, 0.015, 0.00002), 0.0, 0, 0.08,
+                     shape=SHAPE)
 
 
 def _batch(n: int, ctx: int, step: int) -> BatchState:
