@@ -84,11 +84,12 @@ def test_k_rises_then_drops_to_zero(model_dir: Path, clock: FakeClock) -> None:
     # Accepting everything at 4 ms a draft vs 20 ms a step: the largest K pays (5 tokens in
     # 36 ms vs 1 in 20 ms); the policy climbs there from the prior's K=1 (warm-up first).
     assert high[1] == 1 and max(high) == 4 and high[-10:] == [4] * 10
-    # Accepting nothing: drafts only cost; K falls to 0 and stays there, bar exploration (at
-    # most one K = 1 probe in the last 10 steps; the first decoding step, a warm-up, is not
-    # learned from, which moved the probes one step later).
-    tail = low[-10:]
-    assert low[0] == 4 and 0 in low[:15] and max(tail) <= 1 and sum(tail) <= 1
+    # Accepting nothing: drafts only cost; K falls to 0 and stays there but for K = 1 retries
+    # (a request idle at K = 0 drifts back toward its bucket's acceptance, so K > 0 is tried
+    # again now and then: at most 4 of the last 20 steps, K <= 1 in the last 10). (min_gain
+    # brought K to 0 four steps sooner, which moved the retries: two 2-step bursts in the last
+    # 20 steps where there was one 4-step burst.)
+    assert low[0] == 4 and 0 in low[:15] and max(low[-10:]) <= 1 and sum(low[-20:]) <= 4
     run = sched._specsched_adaptive
     assert run is not None and run.observed == len(high) + len(low) - 1  # first: prefill
     assert sched.specsched_usage.by_k[4] >= 20 and sched.specsched_usage.by_k[0] >= 20
