@@ -116,6 +116,31 @@ def test_stays_at_zero_where_speculation_loses() -> None:
     assert sum(d.step_k > 0 for d in decisions) <= 0.1 * len(decisions)
 
 
+@pytest.mark.parametrize("cost, patient", [(SLOW, True), (FAST, False)])
+def test_a_cell_no_acceptance_could_pay_for_probes_at_the_longest_period(
+        cost: StepCostModel, patient: bool) -> None:
+    """A cell at K = 0 probes K = 1 every `explore_every` steps (backing off), unless even an
+    accepted draft could not pay there (SLOW: a K = 1 step costs over 2x a K = 0 one): then
+    only every explore_every x MAX_BACKOFF steps. The probe's early token put a quarter of a
+    B = 16 x ctx 512 wave a step ahead (the one-run grid of 2026-12-05: every replicate's
+    probe at step 24 split the next wave's prefill, 263 + 590 ms for one ~700 ms step)."""
+    from specsched.policy.adaptive_guard import MAX_BACKOFF
+    from specsched.policy.step_costs import ceiling_gain
+    policy = AdaptivePolicy(adaptive(cost, 0.0).adaptive, PolicyConfig.constant(0).build(),
+                            per_request=True)
+    assert (ceiling_gain(policy.costs([2000] * 4)) < 1.03) == patient  # the setup
+    # a text that accepts nothing: the cell stays at K = 0 and only probes draft
+    wl = workload(4, 4, 2000, 400, 0.0)
+    _, decisions = run(wl, adaptive(cost, 0.0, explore_budget=0.4), cost)
+    probes = [i for i, d in enumerate(decisions) if d.step_k > 0]
+    every = AdaptiveConfig().explore_every
+    assert probes  # it still probes
+    if patient:
+        assert probes[0] >= every * MAX_BACKOFF - 1
+    else:
+        assert probes[0] <= every + 1
+
+
 @pytest.mark.parametrize("acc", [0.2, 0.45])
 def test_short_requests_under_a_profile_measured_on_other_text(acc: float) -> None:
     """The demo's one-wave failure: the profile's corpus accepted 93 %, the workload's text far
@@ -232,6 +257,32 @@ def test_a_refilled_slot_skips_the_slow_start_once_its_bucket_has_evidence() -> 
     # both waves' steps (the last ones drain the batch, where the room left caps K)
     assert sum(max(d.num_spec_tokens) <= 2 for d in slow[:30]) > sum(
         max(d.num_spec_tokens) <= 2 for d in decisions[:30])
+
+
+# K = 2, 3 and 4 within the 3 % margin of each other at acceptance 0.98 (one K per step: the
+# step costs 50 ms plus 35.7 ms per draft position), as a profile's fit over B {1, 4} that
+# verified depth 4 (no trust region holds K back)
+FLAT = StepCostModel((0.05, 0.0, 0.0, 0.0, 0.0, 0.0357, 0.0, 0.0), 0.0, 0, 0.1,
+                     batch_range=(1, 4), ctx_range=(256, 4096),
+                     verified_depths=tuple((b, c, 4) for b in (1, 4) for c in (256, 4096)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_slow_start_cap_is_not_held_by_the_hysteresis(seed: int) -> None:
+    """At B = 2 the slow start caps K at 1, then 2, then lifts (its context bucket holds 4
+    verifies). Where every capped draft was accepted and the goodputs are level within the
+    margin, a request then drafts its prior's K, not the last cap (the demo's B = 4 x ctx 512
+    arm of 2026-12-05 held the slow start's K = 2 for 12 steps where its plan said 3 and
+    measured 2.7 % better). A request whose capped drafts were rejected keeps the cap as its
+    anchor (`test_short_requests_under_a_profile_measured_on_other_text`)."""
+    wl = workload(4, 2, 512, 60, 0.98)
+    plan = Schedule.constant(3)
+    statics = static_goodputs(wl, FLAT)
+    assert max(statics[2:]) < 1.03 * min(statics[2:])  # the setup: K = 2..4 level
+    got, decisions = run(wl, adaptive(FLAT, 0.98, schedule=plan), FLAT, seed)
+    assert [d.step_k for d in decisions[:3]] == [0, 1, 2]  # prefill, then the ramp
+    assert Counter(d.step_k for d in decisions[3:12]).most_common(1)[0][0] == 3
+    assert got >= 0.98 * max(statics)
 
 
 class Superlinear:

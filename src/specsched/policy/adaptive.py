@@ -35,9 +35,16 @@ from specsched.policy.adaptive_guard import PROBE_SHARE, CellState, explore, rat
 from specsched.policy.adaptive_trust import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
-from specsched.policy.cost import CTX_UNIT, OnlineStepCost, tile_passes
+from specsched.policy.cost import CTX_UNIT, OnlineStepCost
 from specsched.policy.drain import best_drain, drain_seconds
 from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
+from specsched.policy.step_costs import (
+    Costs,
+    ceiling_gain,
+    plane_costs,
+    shaped_costs,
+    shaped_features,
+)
 
 # the largest draining batch whose K finishes it soonest (`drain.best_drain`: ~3 ms at 16
 # requests on the AVX2 EPYC, ~30 at 64); a larger one keeps the throughput choice till then
@@ -82,6 +89,7 @@ class AdaptivePolicy:
         # (the prior's plane: the trust region judges cost against the linear fit, with or
         # without the profile's shape, `costs`)
         self._judge = self.cost.predict if cfg.cost_prior is None else cfg.cost_prior.plane
+        self._shape = None if cfg.cost_prior is None else cfg.cost_prior.shape
         self._trust = TrustRegions(  # how deep each cell may draft
             cfg.trust_inside_box, () if cfg.cost_prior is None else cfg.cost_prior.verified_depths)
 
@@ -93,51 +101,11 @@ class AdaptivePolicy:
     def bucket_acceptance(self, ctx_bucket: int) -> np.ndarray:  # [max_k]
         return self.acceptance.bucket_acceptance(ctx_bucket)
 
-    def costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
+    def costs(self, ctx: list[int]) -> Costs:
         """(T at K = 0, seconds each request's k drafts add [n, max_k + 1], seconds per draft
-        step), all >= 0: the online plane's (`_plane_costs`) in the profile's shape where the
-        prior has one: each uniform K's step T(k) = base + Σ_i C_i(k) + f·k scaled by the
-        profile's measured / fitted s_k at this batch size and mean context (`cost_shape`; at
-        B = 4 x ctx 512 the plane put K = 4 level with K = 2 where the steps measured K = 2 4.9 %
-        better), the change beyond K = 0's (s_0 - 1)·base shared equally by the requests: a
-        batch drafting one K costs the profile's step there, mixed Ks about it."""
-        base, table, per_step = self._plane_costs(ctx)
-        shape = self.cfg.cost_prior.shape if self.cfg.cost_prior is not None else None
-        if shape is None:
-            return base, table, per_step
-        n = len(ctx)
-        s = shape.ratios(n, sum(ctx) // n, self.max_k)  # [k]
-        uniform = base + table.sum(axis=0) + per_step * np.arange(self.max_k + 1)  # [k]
-        extra = (s - 1.0) * uniform - (s[0] - 1.0) * base  # [k]; extra[0] = 0
-        shaped = np.maximum(table + extra[None, :] / n, 0.0)  # [n, k]
-        shaped[:, 0] = 0.0
-        return float(s[0] * base), shaped, per_step
-
-    def _plane_costs(self, ctx: list[int]) -> tuple[float, np.ndarray, float]:
-        """`costs` on the online linear model alone: c_i·k with c_i = d + e·ctx_i, plus
-        h·ctx_i per extra attention tile."""
-        theta = self.cost.theta
-        base = self.cost.predict(self.cost.features(ctx, [0] * len(ctx)))
-        c = np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # [n]
-        per_draft = np.maximum(theta[3] + theta[4] * c, 1e-7)  # [n]
-        karr = np.arange(self.max_k + 1)  # [k]
-        extra = tile_passes(karr, self.cost.q_tile)  # [k]
-        table = per_draft[:, None] * karr[None, :] + np.maximum(theta[7], 0.0) * np.outer(c, extra)
-        return base, table, max(float(theta[5]), 0.0)
-
-    def _shaped(self, ctx: list[int], ks: list[int], x: np.ndarray) -> np.ndarray:
-        """A step's features x [F] scaled so that θ·x is its time in the profile's shape
-        (`costs`): what the online model learns from a step is then the plane's level, and
-        the shape stays the profile's."""
-        if self.cfg.cost_prior is None or self.cfg.cost_prior.shape is None or not ks:
-            return x
-        plane = self.cost.predict(x)
-        if plane <= 1e-6:
-            return x
-        raw, shaped = self._plane_costs(ctx), self.costs(ctx)
-        rows, k = np.arange(len(ks)), np.minimum(np.asarray(ks), self.max_k)
-        delta = (shaped[0] - raw[0]) + float((shaped[1][rows, k] - raw[1][rows, k]).sum())
-        return x * max(plane + delta, 1e-6) / plane
+        step): the online plane's in the profile's shape (`step_costs`)."""
+        return shaped_costs(plane_costs(self.cost, ctx, self.max_k), self._shape, ctx,
+                            self.max_k)
 
     # -- decide ---------------------------------------------------------------------------------
     def decide(self, batch: BatchState) -> KDecision:
@@ -158,31 +126,40 @@ class AdaptivePolicy:
         cell = cell_of(len(decoding), mean_ctx)
         state = self._cell(cell)
         self._check_extrapolation(cell, state, len(decoding), mean_ctx)
-        known = sorted(r.last_k for r in reqs if r.last_k is not None)
-        # a new request starts from its batch mates' K (the median), or the prior's K
+        # a new request starts from its batch mates' K (the median), or the prior's K; so does
+        # one whose last K was the slow start's cap, not a choice: held by the hysteresis, the
+        # slow start's K = 2 ran 12 steps of the demo's B = 4 x ctx 512 arm of 2026-12-05 where
+        # its prior said K = 3 and every draft was accepted (0.942x the 2-D arm). (A trust
+        # region's cap is the cell's evidence of cost: a K held there stays held.)
+        known = sorted(r.last_k for r in reqs if r.last_k is not None and not r.capped)
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
-        anchor = np.array([r.last_k if r.last_k is not None else fresh[i]
+        anchor = np.array([r.last_k if r.last_k is not None and not r.capped else fresh[i]
                            for r, i in zip(reqs, decoding, strict=True)])
         gain = np.inf  # predicted goodput of the choice / of K = 0 (not known in the warm-up)
+        costs = self.costs(ctx)
+        slow = np.full(len(decoding), self.cfg.max_k)  # [n] the slow start's caps
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = self._warmup(np.minimum(anchor, caps), caps)
         else:
-            caps = np.minimum(caps, [self._slow_start(r, c)
-                                      for r, c in zip(reqs, ctx, strict=True)])
+            slow = np.array([self._slow_start(r, c) for r, c in zip(reqs, ctx, strict=True)])
+            caps = np.minimum(caps, slow)
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
             remaining = (np.array([room[i] + 1 for i in decoding], dtype=np.float64)
                          if room is not None and draining and self.cfg.drain_aware
                          and len(decoding) <= MAX_DRAIN_BATCH else None)
-            ks, gain = self._choose(reqs, ctx, caps, np.minimum(anchor, caps), remaining)
+            ks, gain = self._choose(reqs, ctx, costs, caps, np.minimum(anchor, caps),
+                                    remaining)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
         ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
-                            PROBE_SHARE if self.per_request else 1)
+                            PROBE_SHARE if self.per_request else 1,
+                            patient=ceiling_gain(costs) <= 1.0 + self.cfg.min_gain)
         self.num_explored += probe
         # a K = 1 probe over a few of the cell's requests: its step teaches the cost model and
         # the back-off, but is no sample of the cell's drafting for the guard (diluted)
         partial = probe and bool(ks.any()) and bool((ks < np.minimum(1, caps)).any())
-        for r, k in zip(reqs, ks, strict=True):
-            r.last_k = int(k) if not probe else r.last_k
+        for r, k, cap in zip(reqs, ks, slow, strict=True):
+            if not probe:
+                r.last_k, r.capped = int(k), bool(k >= cap < self.cfg.max_k)
         self.acceptance.idle(reqs, [int(k) for k in ks], ctx)
         state.advance()
         self.num_steps += 1
@@ -253,8 +230,8 @@ class AdaptivePolicy:
             return np.clip(anchor + shift, 0, caps)
         return anchor
 
-    def _choose(self, reqs: list[TrackedRequest], ctx: list[int], caps: np.ndarray,
-                anchor: np.ndarray, remaining: np.ndarray | None = None
+    def _choose(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
+                caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None
                 ) -> tuple[np.ndarray, float]:
         """K per request and its predicted goodput over K = 0's. `remaining` [n] (tokens each
         request has left; given while the batch drains): K that finishes the batch soonest
@@ -262,7 +239,7 @@ class AdaptivePolicy:
         shallow K their capped drafts can pay for, and leaves it to finish alone (measured:
         `AdaptiveConfig.drain_aware`)."""
         tokens = expected_tokens_table(self.acceptance.acceptance(reqs, ctx))
-        base, added, per_step = self.costs(ctx)
+        base, added, per_step = costs
         if remaining is not None and self.per_request:
             theta, c = self.cost.theta, np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # c [n]
             # [n]: what each request adds to a K = 0 step (`cost.predict` of it alone, less a)
@@ -314,7 +291,10 @@ class AdaptivePolicy:
         if seconds is None or seconds <= 0:
             return
         x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
-        shaped = self._shaped(ctx, drafted, x)  # read before the model learns from the step
+        # the step in the profile's shape, read before the model learns from it (`step_costs`)
+        plane = plane_costs(self.cost, ctx, self.max_k)
+        in_shape = shaped_costs(plane, self._shape, ctx, self.max_k)
+        shaped = shaped_features(x, self.cost.predict(x), plane, in_shape, drafted)
         # a step that also ran prefill rows (a request joining the batch: its prompt's uncached
         # tail, a chunk) costs more than its decode features say, and the profile's fit that
         # judges depths never saw prefill (its term is ~0): at B=4 x ctx 512 on the AVX-512 EPYC
@@ -327,8 +307,8 @@ class AdaptivePolicy:
                                 self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        x0 = self._shaped(ctx, [0] * b, self.cost.features(ctx, [0] * b,
-                                                          outcome.num_prefill_tokens))
+        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)
+        x0 = shaped_features(x0, self.cost.predict(x0), plane, in_shape, [0] * b)
         self.cost.update(shaped, seconds)
         if pending is None:
             return

@@ -34,11 +34,14 @@ RECENT_REQUESTS = 16
 class TrackedRequest:
     """One request's acceptance and slow-start state."""
 
-    __slots__ = ("horizons", "last_k", "num_verifies", "ramped")
+    __slots__ = ("capped", "horizons", "last_k", "num_verifies", "ramped")
 
     def __init__(self, max_k: int) -> None:
         self.horizons = TwoHorizon(max_k)
         self.last_k: int | None = None
+        # last_k was the slow start's cap and its drafts were all accepted: not a choice the
+        # hysteresis should hold (`AdaptivePolicy.decide`)
+        self.capped = False
         self.num_verifies = 0  # verifies of its own drafts (the slow start's ramp)
         self.ramped = False  # the slow start is over (or was skipped)
 
@@ -135,6 +138,8 @@ class AcceptanceBook:
                 continue
             req = self.request(r.request_id)
             req.num_verifies += 1
+            if r.num_accepted_tokens < r.num_spec_tokens:  # the text held it back, not the cap
+                req.capped = False
             cell = cell_of(b, r.num_computed_tokens)
             w, c = cfg.request_prior_weight, req.counts  # its first position's estimate
             p0 = float((c.accepted[0] + w * self.bucket_acceptance(cell[1])[0])

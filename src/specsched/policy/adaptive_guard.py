@@ -128,9 +128,10 @@ class CellState:
         guard has not judged yet (`early_probe_due` still measuring K = 0): K stays <= 1."""
         return self.early_probe and not self.guarded and gain < EARLY_GAIN
 
-    def due(self, every: int) -> bool:
-        """Whether this step of the cell is an exploration step."""
-        return self.steps_since_probe + 1 >= every * self.backoff
+    def due(self, every: int, patient: bool = False) -> bool:
+        """Whether this step of the cell is an exploration step (patient: at the longest
+        period, as if backed off fully)."""
+        return self.steps_since_probe + 1 >= every * (MAX_BACKOFF if patient else self.backoff)
 
     def early_probe_due(self, drafting: bool, gain: float) -> bool:
         """Whether this step is an early probe of a cell outside the cost prior's box (its
@@ -205,20 +206,21 @@ def probe_rows(caps: np.ndarray, share: int = PROBE_SHARE) -> np.ndarray:  # [n]
 
 
 def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budget_ok: bool,
-            gain: float, share: int = PROBE_SHARE
+            gain: float, share: int = PROBE_SHARE, patient: bool = False
             ) -> tuple[np.ndarray, bool]:  # ([n] K per request, was it a probe)
     """The cell's guard and exploration on the chosen K: a guarded cell drafts nothing; an
     unjudged cell outside the box drafts at most K = 1; an early probe (outside the box, not
     counted against the budget: a few per cell) or a periodic one within the budget tries K = 1
     for a few requests (`probe_rows`) where the cell drafts nothing and K = 0 (the guard's
     no-spec reference) where it drafts. gain: the choice's predicted goodput over K = 0's;
-    share: see `probe_rows`."""
+    share: see `probe_rows`; patient: periodic probes at the longest period (a cell where
+    drafting could not pay even if every draft were accepted: a probe can teach it little)."""
     if state.guarded:
         ks = np.zeros_like(ks)
     early = state.early_probe_due(drafting=bool(ks.any()), gain=gain)
     if state.unjudged(gain):
         ks = np.minimum(ks, 1)
-    if not (early or (budget_ok and state.due(every))):
+    if not (early or (budget_ok and state.due(every, patient))):
         return ks, False
     if ks.any():
         return np.zeros_like(ks), True

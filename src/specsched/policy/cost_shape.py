@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class CostShape:
     contexts: tuple[int, ...]
     ks: tuple[int, ...]
     log_ratio: tuple[tuple[tuple[float, ...], ...], ...]  # [B][ctx][k]
+    _grid: np.ndarray = field(init=False, repr=False, compare=False)  # log_ratio as an array
 
     def __post_init__(self) -> None:
         for name, axis in (("batch_sizes", self.batch_sizes), ("contexts", self.contexts),
@@ -55,6 +56,7 @@ class CostShape:
         if not np.all(np.abs(grid) <= np.log(MAX_RATIO) + 1e-9):
             raise ValueError(f"a cost shape's ratios must lie within 1/{MAX_RATIO} .. "
                              f"{MAX_RATIO}")
+        object.__setattr__(self, "_grid", grid)  # read every step (`ratios`)
 
     @classmethod
     def from_points(cls, points: Sequence[tuple[int, int, int, float]]) -> CostShape | None:
@@ -74,7 +76,7 @@ class CostShape:
 
     def ratios(self, batch_size: int, ctx: int, max_k: int) -> np.ndarray:  # [max_k + 1]
         """measured / fitted for K = 0..max_k at (batch_size, ctx) (module doc)."""
-        grid = np.asarray(self.log_ratio, dtype=np.float64)  # [B, ctx, k]
+        grid = self._grid  # [B, ctx, k]
         (i0, i1), u = _bracket(self.batch_sizes, batch_size)
         (j0, j1), v = _bracket(self.contexts, ctx)
         per_k = ((1 - u) * (1 - v) * grid[i0, j0] + (1 - u) * v * grid[i0, j1]
