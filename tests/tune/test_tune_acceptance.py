@@ -133,3 +133,37 @@ def test_tune_predicts_a_workload(sharp_tiny_model: Path, tmp_path: Path, capsys
     assert cost["poor_fit"] == (rms > 0.10) or abs(rms - 0.10) < 1e-3
     assert summary["acceptance"]["quantile"] == 0.1
     assert all(p["num_requests"] >= 2 for p in summary["acceptance"]["per_ctx"])
+
+
+def test_each_context_draws_its_own_acceptance_texts(llm: Any) -> None:
+    """One seed for every context made one set of documents bias every context alike: the
+    windows of a shorter context are not the heads of a longer one's."""
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8),
+                              acceptance_tokens=16, acceptance_prompts=4)
+    profiler = EngineProfiler(cfg, ProfileGrid((1, 2), (32, 96), (0, 2)), llm)
+    short, long = profiler._acceptance_prompts(48), profiler._acceptance_prompts(96)
+    assert len(short) == len(long) == 4
+    assert not {tuple(p) for p in short} & {tuple(p[:48]) for p in long}
+
+
+def test_acceptance_counts_do_not_depend_on_its_threads(llm: Any) -> None:
+    """The acceptance decode runs on every core (never timed); its counts equal one thread's,
+    and the engine's own thread count comes back afterwards."""
+    import torch
+
+    from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+
+    before = torch.get_num_threads()
+    points = []
+    for threads in (1, 2):
+        cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8),
+                                  acceptance_tokens=16, acceptance_prompts=4,
+                                  acceptance_threads=threads)
+        profiler = EngineProfiler(cfg, ProfileGrid((1, 2), (32, 96), (0, 2)), llm)
+        points.append(profiler.acceptance(96, 2))
+        assert torch.get_num_threads() == before
+    assert points[0].a == points[1].a and points[0].n == points[1].n
+    with pytest.raises(UserError, match="--acceptance-threads"):
+        EngineProfileConfig(acceptance_threads=0)

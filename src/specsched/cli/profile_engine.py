@@ -38,6 +38,9 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--acceptance-prompts", type=int, default=16,
                    help="requests (distinct texts) per context for acceptance, each measured "
                    "on its own: mean, spread and confidence interval (default 16)")
+    g.add_argument("--acceptance-threads", type=int, default=None, metavar="N",
+                   help="torch CPU threads of the acceptance decode: counts, never timed "
+                   "(default: every core)")
     g.add_argument("--prompts-file", default=None, metavar="FILE",
                    help="measure acceptance on this UTF-8 text (your traffic) instead of the "
                    "built-in corpus")
@@ -57,6 +60,7 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineProfileConfig:
         dtype=args.dtype, device=args.device, threads=args.threads, repeats=args.repeats,
         warmup=args.warmup, rounds=args.rounds, acceptance_tokens=args.acceptance_tokens,
         acceptance_prompts=args.acceptance_prompts, prompts_file=args.prompts_file,
+        acceptance_threads=args.acceptance_threads,
     )
 
 

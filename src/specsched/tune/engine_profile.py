@@ -13,20 +13,29 @@ rounds go into the profile (`Stat.from_samples`).
 
 Acceptance point (ctx, K_max): `acceptance_prompts` requests, each its own text of exactly ctx
 tokens (the corpus, or the user's `prompts_file`; `tune.acceptance_prompts`), decoded with the
-drafter at K_max for `acceptance_tokens` tokens each. Every request's per-position drafted /
-accepted counters give its prefix rates r_k = accepted_k / drafted_k; their mean over requests,
-spread and bootstrap confidence interval go into the point (`planner.acceptance_ci`), as
-conditional rates a_k = r_k / r_{k-1}. Acceptance of a StreamingLLM self-draft depends on how
-much of the context falls outside its window, hence one point per context (MagicDec,
-arXiv:2408.11049).
+drafter at K_max for `acceptance_tokens` tokens each. Each context draws its own windows
+(`acceptance_seed`): one seed for every context made one lucky set of documents bias every
+context alike (thirty-second stop: the profile's windows accepted the most of four seeds at ctx
+900, and the profile over-predicted acceptance at all four contexts). Acceptance counts do not
+depend on the thread count, so the acceptance decode runs on `acceptance_threads` (default:
+every core): its long distinct prefills were ~80 % of a profile at one thread. Every request's
+per-position drafted / accepted counters give its prefix rates r_k = accepted_k / drafted_k;
+their mean over requests, spread and bootstrap confidence interval go into the point
+(`planner.acceptance_ci`), as conditional rates a_k = r_k / r_{k-1}. Acceptance of a
+StreamingLLM self-draft depends on how much of the context falls outside its window, hence one
+point per context (MagicDec, arXiv:2408.11049).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import torch
 
 from specsched.corpus import shared_prefix_prompts
 from specsched.engine.driver import DriveResult, drive, warm_prefix
@@ -51,7 +60,26 @@ from specsched.policy import PolicyConfig
 from specsched.tune.acceptance_prompts import acceptance_prompts, load_prompt_tokens
 
 SUFFIX_TOKENS = 16
-TEXT_SEED = 0  # which slice of the corpus the profile decodes
+TEXT_SEED = 0  # which slice of the corpus the timing points decode
+# acceptance windows: a seed per context, away from the benchmarks' per-replicate seeds
+ACCEPTANCE_SEED_BASE = 1_000_000
+
+
+def acceptance_seed(ctx: int) -> int:
+    """The `acceptance_prompts` seed of context `ctx` (its own documents per context)."""
+    return ACCEPTANCE_SEED_BASE + ctx
+
+
+@contextmanager
+def cpu_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `n` (None: unchanged) inside the block."""
+    saved = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +106,8 @@ class EngineProfileConfig:
     acceptance_tail: int = 0
     acceptance_documents: int = 1  # with acceptance_tail > 0: documents the prompts come from
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
+    # threads of the acceptance decode (counts only, never timed; None: every core)
+    acceptance_threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.speculative.drafter is DrafterKind.NONE:
@@ -97,6 +127,8 @@ class EngineProfileConfig:
             raise UserError("acceptance_documents must be >= 1")
         if self.threads is not None and self.threads < 1:
             raise UserError("--threads must be >= 1")
+        if self.acceptance_threads is not None and self.acceptance_threads < 1:
+            raise UserError("--acceptance-threads must be >= 1")
 
     @property
     def drafter_label(self) -> str:
@@ -234,10 +266,15 @@ class EngineProfiler:
             user = load_prompt_tokens(self.cfg.prompts_file, None if tok is None else tok.encode,
                                       self.llm.engine.model_cfg.vocab_size)
         return acceptance_prompts(self._pieces, user, self.cfg.acceptance_prompts, ctx,
-                                  TEXT_SEED, self.cfg.acceptance_tail,
+                                  acceptance_seed(ctx), self.cfg.acceptance_tail,
                                   self.cfg.acceptance_documents)
 
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
+        threads = self.cfg.acceptance_threads or os.cpu_count() or 1
+        with cpu_threads(threads if self.cfg.device == "cpu" else None):
+            return self._acceptance(ctx, k_max)
+
+    def _acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
         c = self.cfg
         prompts = self._acceptance_prompts(ctx)
         if c.acceptance_tail > 0 and c.prompts_file is None:  # each document prefilled once
