@@ -44,6 +44,7 @@ from specsched.policy.step_costs import (
     plane_costs,
     shaped_costs,
     shaped_features,
+    warmup_ks,
 )
 
 # the largest draining batch whose K finishes it soonest (`drain.best_drain`: ~3 ms at 16
@@ -127,10 +128,9 @@ class AdaptivePolicy:
         state = self._cell(cell)
         self._check_extrapolation(cell, state, len(decoding), mean_ctx)
         # a new request starts from its batch mates' K (the median), or the prior's K; so does
-        # one whose last K was the slow start's cap, not a choice: held by the hysteresis, the
-        # slow start's K = 2 ran 12 steps of the demo's B = 4 x ctx 512 arm of 2026-12-05 where
-        # its prior said K = 3 and every draft was accepted (0.942x the 2-D arm). (A trust
-        # region's cap is the cell's evidence of cost: a K held there stays held.)
+        # one whose last K was the slow start's cap (not a choice: held, the cap's K = 2 ran 12
+        # steps of the demo's B4 x 512 arm of 2026-12-05 at full acceptance, where the prior
+        # said K = 3: 0.942x the 2-D arm). A trust region's cap (evidence of cost) stays held.
         known = sorted(r.last_k for r in reqs if r.last_k is not None and not r.capped)
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
         anchor = np.array([r.last_k if r.last_k is not None and not r.capped else fresh[i]
@@ -139,9 +139,10 @@ class AdaptivePolicy:
         costs = self.costs(ctx)
         slow = np.full(len(decoding), self.cfg.max_k)  # [n] the slow start's caps
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
-            ks = self._warmup(np.minimum(anchor, caps), caps)
+            ks = warmup_ks(np.minimum(anchor, caps), caps, self.num_steps, self.cfg.max_k)
         else:
-            slow = np.array([self._slow_start(r, c) for r, c in zip(reqs, ctx, strict=True)])
+            slow = np.array([self.acceptance.slow_start_cap(r, c)
+                             for r, c in zip(reqs, ctx, strict=True)])
             caps = np.minimum(caps, slow)
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
             remaining = (np.array([room[i] + 1 for i in decoding], dtype=np.float64)
@@ -206,30 +207,6 @@ class AdaptivePolicy:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = state.extrapolated = True
 
-    def _slow_start(self, req: TrackedRequest, ctx: int) -> int:
-        """The most a request may draft now: start_k before its first verify, then doubling
-        per verify of its own (TCP's slow start: a profile measured on other text can be far
-        off; a K = 1 verify tests position 0 as well as a K = 4 one). Over as soon as its
-        context bucket holds `slow_start_evidence` verifies of this run (checked every step: a
-        batch of 16 has them after its first step)."""
-        start = self.cfg.start_k
-        if not req.ramped:
-            evidence = self.acceptance.bucket_evidence(cell_of(1, ctx)[1])
-            req.ramped = evidence >= self.cfg.slow_start_evidence
-        if req.ramped or start >= self.cfg.max_k:
-            return self.cfg.max_k
-        cap = start << min(req.num_verifies, 8)
-        req.ramped = cap >= self.cfg.max_k
-        return cap
-
-    def _warmup(self, anchor: np.ndarray, caps: np.ndarray) -> np.ndarray:
-        """No cost prior yet: follow the prior, varying K every 4th step so the regression sees
-        more than one K."""
-        if self.num_steps % 4 == 3:
-            shift = 1 if anchor.max() < self.cfg.max_k else -1
-            return np.clip(anchor + shift, 0, caps)
-        return anchor
-
     def _choose(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
                 caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None
                 ) -> tuple[np.ndarray, float]:
@@ -282,12 +259,10 @@ class AdaptivePolicy:
         ctx = [r.num_computed_tokens for r in outcome.requests]
         drafted = [r.num_spec_tokens for r in outcome.requests]
         seconds = outcome.step_time_s
-        # the first decoding step after start-up or a prefill phase is a warm-up outlier (the
-        # issue-14 grid on the AVX2 EPYC, 2026-12-04: B=16 x ctx 512 ran 1752 ms at K = 0, its
-        # next K = 0 steps 262-322 ms; B=4 485 vs ~120 ms): its time neither fits the cost
-        # model nor stands for no-spec in the guard. Learned from, it made no-spec look 2-6x
-        # dearer than it was, and the cold arm ran K = 1-2 (each step 2-3x a K = 0 one) for 27
-        # steps of a 37-step trial: 0.843x no-spec.
+        # the first decoding step after start-up or a prefill phase is a warm-up outlier (AVX2
+        # EPYC, 2026-12-04: B16 x 512 1752 ms at K = 0, its next K = 0 steps 262-322 ms): it
+        # neither fits the cost model nor stands for no-spec in the guard. Learned from, it made
+        # no-spec look 2-6x dearer, and the arm ran K = 1-2 for 27 of 37 steps: 0.843x no-spec.
         if seconds is None or seconds <= 0:
             return
         x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)

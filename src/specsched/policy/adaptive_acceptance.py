@@ -107,6 +107,21 @@ class AcceptanceBook:
         prior = np.stack([self.bucket_acceptance(cell_of(1, c)[1]) for c in ctx])  # [n, max_k]
         return posterior_batch(tested, accepted, prior, w)
 
+    def slow_start_cap(self, req: TrackedRequest, ctx: int) -> int:
+        """The most `req` may draft now: start_k before its first verify, then doubling per
+        verify of its own (TCP's slow start: a profile measured on other text can be far off;
+        a K = 1 verify tests position 0 as well as a K = 4 one). Over as soon as its context
+        bucket holds `slow_start_evidence` verifies of this run (checked every step: a batch of
+        16 has them after its first step)."""
+        cfg = self.cfg
+        if not req.ramped:
+            req.ramped = self.bucket_evidence(cell_of(1, ctx)[1]) >= cfg.slow_start_evidence
+        if req.ramped or cfg.start_k >= cfg.max_k:
+            return cfg.max_k
+        cap = cfg.start_k << min(req.num_verifies, 8)
+        req.ramped = cap >= cfg.max_k
+        return cap
+
     def idle(self, reqs: Sequence[TrackedRequest], ks: Sequence[int], ctx: Sequence[int]
              ) -> None:
         """Requests that draft nothing this step (no evidence) drift back toward their bucket,

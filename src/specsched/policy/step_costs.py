@@ -1,7 +1,8 @@
 """The adaptive policy's step costs per request and K: the online linear model's (`plane_costs`),
 in the profile's shape where it has one (`shaped_costs`, `cost_shape`), and a step's features
 scaled into that shape (`shaped_features`) so the online model learns the plane's level while
-the shape stays the profile's. Pure functions; no torch.
+the shape stays the profile's; and the warm-up's K variation that gives a prior-less online model
+more than one K to fit (`warmup_ks`). Pure functions; no torch.
 
 Costs are (T at K = 0, seconds each request's k drafts add [n, max_k + 1], seconds per draft
 step), all >= 0: a step of Ks K_i costs T0 + Σ_i table[i, K_i] + per_step·max K.
@@ -70,3 +71,12 @@ def ceiling_gain(costs: Costs) -> float:
     k = np.arange(table.shape[1])  # [k]
     steps = base + table.sum(axis=0) + per_step * k  # [k]
     return float(((k + 1) * base / np.maximum(steps, 1e-12)).max())
+
+
+def warmup_ks(anchor: np.ndarray, caps: np.ndarray, step: int, max_k: int) -> np.ndarray:  # [n]
+    """K per request while the cost model has no prior and too few steps: the prior's
+    (`anchor`), varied every 4th step so the regression sees more than one K."""
+    if step % 4 == 3:
+        shift = 1 if anchor.max() < max_k else -1
+        return np.clip(anchor + shift, 0, caps)
+    return anchor
