@@ -7,12 +7,16 @@ than the cells'? A diagnostic script (thirty-third stop, issue 15), not the pack
 The profile's seed of a context is 1_000_000 + ctx (`engine_profile.acceptance_seed`);
 plan_eval's cells use 1000 + 97 * rep + ctx.
 """
-import sys, time
+import sys
+import time
+
 sys.path.insert(0, "benchmarks")
-from plan_eval import measure_cell, conditional_rates
+import numpy as np
+from plan_eval import conditional_rates, measure_cell
+
 from specsched.corpus import RequestShape, build_prompts
 from specsched.engine.llm import LLM
-import numpy as np
+
 ctx, n, tokens = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 llm = LLM("smollm2-135m", max_num_seqs=n, max_model_len=ctx + 128, num_threads=2)
 pieces = llm.corpus_token_ids()

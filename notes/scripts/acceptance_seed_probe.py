@@ -19,7 +19,7 @@ cfg = ep.EngineProfileConfig(model="smollm2-135m", speculative=SpeculativeConfig
 grid = ProfileGrid((1,), (ctx,), (0, 5))
 prof = ep.EngineProfiler(cfg, grid, ep.build_llm(cfg, grid, slots=n))
 for seed in seeds:
-    ep.TEXT_SEED = seed  # read by EngineProfiler._acceptance_prompts at each call
+    ep.acceptance_seed = lambda _ctx, s=seed: s  # read by EngineProfiler._acceptance_prompts
     t = time.perf_counter()
     point = prof.acceptance(ctx, 5)
     print(f"ctx {ctx} seed {seed}: a = {[round(x, 3) for x in point.a]}  "
