@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -43,6 +45,19 @@ DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
 }
+
+
+@contextmanager
+def cpu_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op CPU threads set to `n` (None: unchanged) inside the block, restored
+    after it (the engine sets them once at load: `EngineConfig.num_threads`)."""
+    saved = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 class LLMEngine:

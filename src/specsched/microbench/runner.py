@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from specsched.engine.engine import cpu_threads
 from specsched.errors import UserError
 from specsched.microbench.fit import Verdict, VerdictRule, decide
 from specsched.microbench.geometry import AttentionGeometry
@@ -125,13 +126,8 @@ def run_microbench(cfg: MicrobenchConfig, progress: Progress | None = None) -> d
     On CPU, `cfg.threads` intra-op threads are used for the run (default 1: on a shared machine,
     OpenMP threads spinning against other processes made a step 5-10x slower and noisier).
     """
-    saved = torch.get_num_threads()
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
-    try:
+    with cpu_threads(cfg.threads):
         return _run(cfg, progress)
-    finally:
-        torch.set_num_threads(saved)
 
 
 def _run(cfg: MicrobenchConfig, progress: Progress | None) -> dict[str, Any]:

@@ -14,10 +14,10 @@ rounds go into the profile (`Stat.from_samples`).
 Acceptance point (ctx, K_max): `acceptance_prompts` requests, each its own text of exactly ctx
 tokens (the corpus, or the user's `prompts_file`; `tune.acceptance_prompts`), decoded with the
 drafter at K_max for `acceptance_tokens` tokens each. Each context draws its own windows
-(`acceptance_seed`): one seed for every context made one lucky set of documents bias every
-context alike (thirty-second stop: the profile's windows accepted the most of four seeds at ctx
-900, and the profile over-predicted acceptance at all four contexts). Acceptance counts do not
-depend on the thread count, so the acceptance decode runs on `acceptance_threads` (default:
+(`acceptance_seed`), so the contexts' sampling errors are independent rather than one set of
+documents' luck shared by all (it does not remove the error: 32 texts still vary +-6 % in
+depth-4 acceptance from seed to seed, notes/adaptive.md, thirty-third stop). Acceptance counts
+do not depend on the thread count, so the acceptance decode runs on `acceptance_threads` (default:
 every core): its long distinct prefills were ~80 % of a profile at one thread. Every request's
 per-position drafted / accepted counters give its prefix rates r_k = accepted_k / drafted_k;
 their mean over requests, spread and bootstrap confidence interval go into the point
@@ -30,15 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from specsched.corpus import shared_prefix_prompts
 from specsched.engine.driver import DriveResult, drive, warm_prefix
+from specsched.engine.engine import cpu_threads
 from specsched.engine.llm import LLM
 from specsched.engine.sampling.params import SamplingParams
 from specsched.engine.spec.config import DrafterKind, SpeculativeConfig
@@ -68,18 +66,6 @@ ACCEPTANCE_SEED_BASE = 1_000_000
 def acceptance_seed(ctx: int) -> int:
     """The `acceptance_prompts` seed of context `ctx` (its own documents per context)."""
     return ACCEPTANCE_SEED_BASE + ctx
-
-
-@contextmanager
-def cpu_threads(n: int | None) -> Iterator[None]:
-    """torch's intra-op threads set to `n` (None: unchanged) inside the block."""
-    saved = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(saved)
 
 
 @dataclass(frozen=True, slots=True)
