@@ -4,7 +4,7 @@ request, accepted drafts per request, step time (ms) and the adaptive guard's st
 
   .venv/bin/python notes/scripts/policy_trace.py EXPERIMENT.yaml ARM[,ARM...] REPLICATES SCENARIO -v [-t] [-r] [-g]
 
-(-R: each request's room, capped at 9; -t: the cost model's theta per step; -r: trust regions; -g: every cell's guard state.)
+(-R: each request's room, capped at 9; -t: the cost model's theta per step; -r: trust regions; -g: every cell's guard state; -w: why: the optimizer's mean acceptance per position, predicted goodput of each uniform K over K = 0's, the step times it assumed, caps and anchor.)
 
 Used 2026-12-01 with benchmarks/results/demo/2026-12-01-wave-B4/experiment.yaml plus static-K1/K2
 arms (copied with its profile and schedules), scenario long-ctx4096-B4, and with
@@ -33,7 +33,29 @@ class Rec:
     @property
     def max_k(self): return self.p.max_k
     def decide(self, b):
+        why = {}
+        if "-w" in sys.argv and hasattr(self.p, "_choose"):  # why: the optimizer's inputs
+            import numpy as np
+            from specsched.policy.acceptance_stats import expected_tokens_table
+            from specsched.policy.optimize import evaluate
+            orig_choose = self.p._choose
+            def choose(reqs, ctx, costs, caps, anchor, remaining=None):
+                acc = self.p.acceptance.acceptance(reqs, ctx)  # [n, max_k]
+                tokens = expected_tokens_table(acc)
+                base, added, per_step = costs
+                g = [evaluate(tokens, base, added, per_step, np.full(len(ctx), k)).goodput
+                     for k in range(self.p.max_k + 1)]
+                ks, gain = orig_choose(reqs, ctx, costs, caps, anchor, remaining)
+                why["w"] = ("acc " + " ".join("%.2f" % x for x in acc.mean(axis=0))
+                            + " | g/g0 " + " ".join("%.3f" % (x / g[0]) for x in g)
+                            + " | T " + " ".join("%.0f" % (1000 * (base + added.sum(axis=0)[k] + per_step * k)) for k in range(self.p.max_k + 1))
+                            + f" | caps {''.join(map(str, caps))} anchor {''.join(map(str, anchor))}")
+                return ks, gain
+            self.p._choose = choose
         d = self.p.decide(b); self.cur = {"B": len(b), "ks": list(d.num_spec_tokens)}
+        if why:
+            self.p._choose = orig_choose
+            self.cur["why"] = why["w"]
         if "-R" in sys.argv and b.room is not None:  # room: tokens a request may still emit
             self.cur["room"] = [min(x, 9) for x in b.room]
         cs = getattr(self.p, "cell_state", {})
@@ -78,7 +100,7 @@ for rep in range(reps):
                 if s is None:  # a warm arm's priming run (and earlier trials) end here
                     print("    -- measured --") if len(recs) > 1 else None
                     continue
-                print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "", ("room " + "".join(map(str, s["room"]))) if "room" in s else "")
+                print("   ", s["B"], "".join(map(str, s["ks"])), "acc", "".join(str(a) for _, a in s.get("acc", [])), s.get("t"), s.get("guard"), s.get("theta") if "-t" in sys.argv else "", ("room " + "".join(map(str, s["room"]))) if "room" in s else "", s.get("why", ""))
 base = sum(summary[arms[0]])/len(summary[arms[0]])
 for a, w in summary.items():
     m = sum(w)/len(w); print(f"{a:12s} mean wall {m:.2f}  x{base/m:.3f}")
