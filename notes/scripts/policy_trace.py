@@ -49,7 +49,8 @@ class Rec:
                 why["w"] = ("acc " + " ".join("%.2f" % x for x in acc.mean(axis=0))
                             + " | g/g0 " + " ".join("%.3f" % (x / g[0]) for x in g)
                             + " | T " + " ".join("%.0f" % (1000 * (base + added.sum(axis=0)[k] + per_step * k)) for k in range(self.p.max_k + 1))
-                            + f" | caps {''.join(map(str, caps))} anchor {''.join(map(str, anchor))}")
+                            + f" | caps {''.join(map(str, caps))} anchor {''.join(map(str, anchor))}"
+                            + ((" | rows " + " / ".join(" ".join("%.2f" % x for x in row) for row in acc)) if "-W" in sys.argv else ""))
                 return ks, gain
             self.p._choose = choose
         d = self.p.decide(b); self.cur = {"B": len(b), "ks": list(d.num_spec_tokens)}
