@@ -147,7 +147,9 @@ def test_short_requests_under_a_profile_measured_on_other_text(acc: float) -> No
     less, the plan says K = 3, requests are 40 tokens long. The slow start (K <= 1 until a
     request's own verify) and a weak profile prior keep the loss to a few steps of learning; the
     old settings (start at the plan's K, the profile weighing 10 verifies) lost several times
-    more."""
+    more. (By 2 % of no-spec or more at both rates until 2026-12-06; since a request held at the
+    slow start's cap votes for the plan's K in its mates' median, the 0.2 text's three seeds
+    gain 1.8 %: over 20 seeds that rule cost 0.3 % at 0.2 and gained 0.5 % at 0.45.)"""
     wl = workload(4, 4, 4096, 40, acc)
     statics = static_goodputs(wl, CPU)
     plan = Schedule.constant(3)
@@ -159,7 +161,7 @@ def test_short_requests_under_a_profile_measured_on_other_text(acc: float) -> No
     new = mean_goodput()
     old = mean_goodput(start_k=4, cell_prior_weight=10.0)
     assert new >= 0.95 * max(statics) and new >= 0.95 * statics[0]
-    assert new - old >= 0.02 * statics[0]
+    assert new - old >= 0.015 * statics[0]
     first = run(wl, adaptive(CPU, 0.93, schedule=plan), CPU)[1]
     assert max(first[1].num_spec_tokens) <= 1  # the first decode step: the slow start's K
 
@@ -283,6 +285,36 @@ def test_a_slow_start_cap_is_not_held_by_the_hysteresis(seed: int) -> None:
     assert [d.step_k for d in decisions[:3]] == [0, 1, 2]  # prefill, then the ramp
     assert Counter(d.step_k for d in decisions[3:12]).most_common(1)[0][0] == 3
     assert got >= 0.98 * max(statics)
+
+
+def test_a_mate_s_rejected_ramp_does_not_hold_the_others_at_its_cap() -> None:
+    """B = 4 under a plan of K = 3 where K = 2..4 are level within the margin (a step costs
+    50 ms plus 28 per draft position; after the miss below the estimates put K = 3 1-2 %
+    above K = 2): the slow start
+    drafts K = 1, then K = 2; three requests accept both drafts, one rejects its first. The three
+    start from the plan's K, not from the rejected request's K = 2 (a cap, not a choice: the
+    demo's B4 x 512 of 2026-12-06, 6 K = 2 steps at full acceptance after one such miss)."""
+    from specsched.policy.batch import StepOutcome
+
+    # (its bucket's evidence ends the slow start after 8 verifies: the demo's ramp, whose first
+    # step's 4 verifies were decayed below 4 by the idle prefill steps before them)
+    level = dataclasses.replace(FLAT, coef=(0.05, 0.0, 0.0, 0.0, 0.0, 0.028, 0.0, 0.0))
+    policy = adaptive(level, 0.98, schedule=Schedule.constant(3), slow_start_evidence=8.0).build()
+    ctx = [512] * 4
+    decisions = []
+    for accepted in ((1, 1, 1, 1), (2, 2, 2, 0), None):
+        batch = BatchState.from_counts(ctx, request_ids=range(4))
+        d = policy.decide(batch)
+        decisions.append(d.num_spec_tokens)
+        if accepted is None:
+            break
+        ks = d.num_spec_tokens
+        policy.observe(StepOutcome(4, tuple(
+            RequestOutcome(i, ctx[i], ks[i], min(a, ks[i])) for i, a in enumerate(accepted)),
+            step_time_s=level.predict(step_features(ctx, list(ks))), step_k=max(ks)))
+        ctx = [c + 1 + min(a, k) for c, a, k in zip(ctx, accepted, ks, strict=True)]
+    assert decisions[:2] == [(1, 1, 1, 1), (2, 2, 2, 2)]  # the setup: the slow start
+    assert decisions[2][:3] == (3, 3, 3)
 
 
 class Superlinear:

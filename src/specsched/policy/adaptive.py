@@ -131,7 +131,12 @@ class AdaptivePolicy:
         # one whose last K was the slow start's cap (not a choice: held, the cap's K = 2 ran 12
         # steps of the demo's B4 x 512 arm of 2026-12-05 at full acceptance, where the prior
         # said K = 3: 0.942x the 2-D arm). A trust region's cap (evidence of cost) stays held.
-        known = sorted(r.last_k for r in reqs if r.last_k is not None and not r.capped)
+        # In that median a request held at the cap votes for the prior's K: counting only the
+        # others, one request's miss at the ramp's K = 2 made the median 2 for its three mates
+        # that had accepted every draft, and they drafted K = 2 where the plan said 3 (the
+        # demo's B4 x 512, 2026-12-06: 6 K = 2 steps at full acceptance, 0.935x the 2-D arm).
+        known = sorted(prior.num_spec_tokens[i] if r.capped else r.last_k
+                       for r, i in zip(reqs, decoding, strict=True) if r.last_k is not None)
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
         anchor = np.array([r.last_k if r.last_k is not None and not r.capped else fresh[i]
                            for r, i in zip(reqs, decoding, strict=True)])
