@@ -38,3 +38,20 @@ def test_an_untested_position_follows_position_zero_in_logit_space() -> None:
     assert post[0] == pytest.approx(0.776)
     assert post[1] == pytest.approx(0.313, abs=0.002)
     assert post[1] < post[3] < 0.9
+
+
+def test_two_misses_of_a_well_accepting_text_are_no_change_three_are() -> None:
+    """The CUSUM on the first position (`TwoHorizon.changed`) under a high estimate: two misses
+    in a row read as noise (at 0.98 they used to restart the estimate from them), three as a
+    change of text."""
+    from specsched.policy.acceptance_stats import TwoHorizon
+
+    for p0 in (0.9, 0.98, 0.995):
+        h = TwoHorizon(4)
+        assert not any(h.changed(p0, False, 4.0) for _ in range(2))
+        h = TwoHorizon(4)
+        assert [h.changed(p0, False, 4.0) for _ in range(3)] == [False, False, True]
+    h = TwoHorizon(4)  # single misses two accepts apart never add up
+    assert not any(h.changed(0.98, ok, 4.0) for ok in [False, True, True] * 4)
+    h = TwoHorizon(4)  # one accept apart they do: a text at ~0.5 under an estimate of 0.98
+    assert any(h.changed(0.98, ok, 4.0) for ok in [False, True] * 4)

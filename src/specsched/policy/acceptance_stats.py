@@ -85,6 +85,18 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+# The most the CUSUM takes a request's first-position estimate to be. Near 1 one miss is nearly
+# the whole threshold (at p0 = 0.98 a miss adds log(0.673 / 0.02) = 3.5 of h = 4): two misses
+# of a text accepting ~0.94 read as a change, the slow counts restarted from a fast horizon of
+# those misses, and the request's estimate fell 0.84 -> 0.48 -> 0.38; it drafted nothing for
+# most of its 40 tokens while it accepted 1-3 of 3 in the 2-D arm, and finished alone (the
+# demo's B4 x 512, 2026-12-06, seed 1, replicate 0). At 0.9 a miss adds 1.95 and an accept
+# takes 1.1 off: three misses in a row are a change, two are not. (A/B on the engine, 12
+# replicates each: 1.026 [0.997, 1.056] and 0.996 [0.939, 1.056] at B4 x 512, 0.997 [0.965,
+# 1.030] at B1 x 512; the simulator's 24 scenarios 0.9774 vs 0.9771, its phases bench equal.)
+CUSUM_P0_MAX = 0.9
+
+
 class TwoHorizon:
     """A request's counts on two horizons: `slow` (long memory, low noise) is the estimate;
     `fast` (the last few verifies) is what the estimate restarts from when the text changes.
@@ -113,7 +125,7 @@ class TwoHorizon:
     def changed(self, p0: float, accepted_first: bool, h: float) -> bool:
         """Feed one verify's first-position outcome under estimate p0; True (and the slow
         counts restarted from the fast ones) when a change is detected."""
-        p0 = min(max(p0, 0.02), 0.98)
+        p0 = min(max(p0, 0.02), CUSUM_P0_MAX)
         lo, hi = p0 / 3.0, 1.0 - (1.0 - p0) / 3.0
         if accepted_first:
             self.down = max(0.0, self.down + float(np.log(lo / p0)))
