@@ -246,15 +246,17 @@ def test_a_cost_prior_outside_its_profiled_box_is_corrected_by_the_cell_s_own_st
 
 def test_a_refilled_slot_skips_the_slow_start_once_its_bucket_has_evidence() -> None:
     """Serving: slots refill while the batch drafts. A request arriving after its context bucket
-    holds this run's verifies starts at its mates' K; the first wave ramps 1, 2, 4."""
+    holds this run's verifies starts at its mates' K; the first wave ramps 1, 2, 4. (From K = 1:
+    `start_spread` = 1; by default a newcomer of a bucket without evidence starts at the K a
+    text accepting 0.2 less pays for, here 3.)"""
     wl = workload(8, 4, 2000, 60, 0.9)
-    _, decisions = run(wl, adaptive(FAST, 0.9), FAST)
+    _, decisions = run(wl, adaptive(FAST, 0.9, start_spread=1.0), FAST)
     first_decode = [d.num_spec_tokens for d in decisions[1:3]]
     assert max(first_decode[0]) <= 1  # the first wave's first verify: the slow start
     # the step after the second wave's prefill: the newcomers draft as deep as their mates
     late = [d.num_spec_tokens for d in decisions[len(decisions) // 2:]]
     assert any(min(ks) >= 3 for ks in late)
-    cfg = adaptive(FAST, 0.9, slow_start_evidence=1e9)
+    cfg = adaptive(FAST, 0.9, slow_start_evidence=1e9, start_spread=1.0)
     slow = run(wl, cfg, FAST)[1]
     # both waves' steps (the last ones drain the batch, where the room left caps K)
     assert sum(max(d.num_spec_tokens) <= 2 for d in slow[:30]) > sum(
@@ -285,6 +287,33 @@ def test_a_slow_start_cap_is_not_held_by_the_hysteresis(seed: int) -> None:
     assert [d.step_k for d in decisions[:3]] == [0, 1, 2]  # prefill, then the ramp
     assert Counter(d.step_k for d in decisions[3:12]).most_common(1)[0][0] == 3
     assert got >= 0.98 * max(statics)
+
+
+@pytest.mark.parametrize("per_request", [True, False])
+def test_a_deeper_k_within_the_margin_descends_to_the_shallower_best(per_request: bool) -> None:
+    """Once the batch has grown (here: its first step), the margin guards rises only
+    (`free_descent`). Steps cost 50 ms, 4 ms per draft row and 25 per draft step; at 0.95 per
+    position K = 2 is best at B = 4 and K = 4 2.2 % below it, within the 3 % margin. Four new
+    requests under a plan of K = 4 (no slow start) draft K = 2; with the margin guarding both
+    ways they hold the plan's 4 (the demo's B4 x 512 waves of 2026-12-06: a K = 5 chosen while
+    the batch was small held 2-3 steps of 234 ms at B = 4, where K = 2 steps cost 121). At a
+    step that has no more rows than the last, the margin guards both ways again."""
+    cost = StepCostModel((0.05, 0.0, 0.0, 0.004, 0.0, 0.025, 0.0, 0.0), 0.0, 0, 0.1,
+                         batch_range=(1, 4), ctx_range=(256, 4096),
+                         verified_depths=tuple((b, c, 4) for b in (1, 4) for c in (256, 4096)))
+    batch = BatchState.from_counts([512] * 4, request_ids=range(4))
+    ks = {}
+    for descend in (True, False):
+        cfg = adaptive(cost, 0.95, per_request, schedule=Schedule.constant(4),
+                       slow_start_evidence=0.0, free_descent=descend)
+        ks[descend] = cfg.build().decide(batch).num_spec_tokens
+    assert ks == {True: (2, 2, 2, 2), False: (4, 4, 4, 4)}
+    # a step after one of 5 rows: four new requests start at the plan's K = 4 and hold it
+    policy = adaptive(cost, 0.95, per_request, schedule=Schedule.constant(4),
+                      slow_start_evidence=0.0).build()
+    policy.decide(BatchState.from_counts([512] * 5, request_ids=range(5)))
+    fresh = BatchState.from_counts([512] * 4, request_ids=range(10, 14))
+    assert policy.decide(fresh).num_spec_tokens == (4, 4, 4, 4)
 
 
 def test_a_mate_s_rejected_ramp_does_not_hold_the_others_at_its_cap() -> None:
@@ -474,7 +503,8 @@ def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -
     at zero) and the second request ramped again (its bucket had < 8 verifies); seeded from the
     profile's verified depths and with the slow start over at 4 verifies of evidence, the
     adaptive arm gets within a few % of the best static K (mean of 20 seeds: one seed's
-    per-request draws move a 32-token trial by +-10 %)."""
+    per-request draws move a 32-token trial by +-10 %). (Both ramps from K = 1: `start_spread`
+    = 1; `test_the_slow_start_begins_where_a_poorer_text_would_still_pay`.)"""
     wl = workload(2, 1, 512, 32, 0.9)
     seeds = range(20)
     statics = [np.mean([simulate(wl, PolicyConfig.constant(k).build(), FAST, seed=s,
@@ -487,12 +517,39 @@ def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -
         return float(np.mean([run(wl, adaptive(prior, 0.9, schedule=Schedule.constant(1), **kw),
                                   FAST, seed=s)[0] for s in seeds]))
 
-    new = mean_goodput(profiled)
-    old = mean_goodput(bare, slow_start_evidence=8.0)
+    new = mean_goodput(profiled, start_spread=1.0)
+    old = mean_goodput(bare, slow_start_evidence=8.0, start_spread=1.0)
     assert new >= 0.95 * max(statics)
     assert new >= 1.02 * old
-    _, decisions = run(wl, adaptive(profiled, 0.9, schedule=Schedule.constant(1)), FAST)
+    _, decisions = run(wl, adaptive(profiled, 0.9, schedule=Schedule.constant(1),
+                                    start_spread=1.0), FAST)
     assert [d.step_k for d in decisions[1:4]] == [1, 2, 4]  # the first request's slow start
+
+
+def test_the_slow_start_begins_where_a_poorer_text_would_still_pay() -> None:
+    """A request's slow start begins at the K the optimizer chooses for a text accepting
+    `start_spread` (0.2) less per position than its estimate, at least start_k. Where drafts are
+    cheap against the step (FAST at ctx 4096: the demo's B4 x 4096 on the AVX-512 EPYC, where a
+    K = 1 step cost 0.6x a K = 4 one) it begins deep, and a text accepting as estimated gains
+    the ramp's steps; where drafts are dear (CPU) it still begins at K = 1. Its price: a text
+    far below its estimate pays for the deeper first drafts (20 seeds, each figure measured
+    2026-12-06: +1.45 % at 0.9, -0.26 % at 0.2)."""
+    wl, prof = workload(8, 4, 4096, 40, 0.9), profiled_fast()
+
+    def mean_goodput(acc: float, **kw: Any) -> float:
+        w = workload(8, 4, 4096, 40, acc)
+        return float(np.mean([run(w, adaptive(prof, 0.9, schedule=Schedule.constant(3), **kw),
+                                  FAST, seed=s)[0] for s in range(20)]))
+
+    first = run(wl, adaptive(prof, 0.9, schedule=Schedule.constant(3)), FAST)[1][1]
+    ramp = run(wl, adaptive(prof, 0.9, schedule=Schedule.constant(3), start_spread=1.0),
+               FAST)[1][1]
+    assert min(first.num_spec_tokens) >= 3 and max(ramp.num_spec_tokens) == 1
+    assert mean_goodput(0.9) >= 1.01 * mean_goodput(0.9, start_spread=1.0)
+    assert mean_goodput(0.2) >= 0.99 * mean_goodput(0.2, start_spread=1.0)
+    dear = run(workload(8, 4, 4096, 40, 0.9), adaptive(CPU, 0.93, schedule=Schedule.constant(3)),
+               CPU)[1][1]
+    assert max(dear.num_spec_tokens) == 1
 
 
 def test_a_position_k_stays_below_drifts_back_so_k_rises_again() -> None:

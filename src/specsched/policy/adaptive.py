@@ -9,9 +9,12 @@ Each step (`decide`):
 3. K maximizing Σ E_i / T (`optimize`): per request in the engine — a request that accepts poorly
    gets K = 0 while others draft, a shrinking batch gets the K its own size deserves — or one K
    per step (vLLM); optionally (`drain_aware`), while the batch drains (no request joins as
-   others finish), K per request that finishes it soonest (`drain.best_drain`);
+   others finish), K per request that finishes it soonest (`drain.best_drain`); a request
+   whose context bucket holds no evidence of this run yet drafts under a slow start's cap,
+   doubling per verify from the K a text accepting `start_spread` less would pay for;
 4. hysteresis: the previous K of each request (for a new one: the prior schedule's K) is kept
-   unless the new choice is predicted better by more than `margin`;
+   unless the new choice is predicted better by more than `margin` (or, when the batch has
+   grown, is shallower for no request deeper and predicted no worse: `free_descent`);
 5. the cell's guard (`adaptive_guard`) forces K = 0 where drafting measurably loses; bounded
    exploration probes K = 1 (for a few requests) in cells at K = 0 and K = 0 in cells that
    draft (early, in a cell outside the cost prior's box, where the prior's costs are
@@ -37,7 +40,14 @@ from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import CTX_UNIT, OnlineStepCost
 from specsched.policy.drain import best_drain, drain_seconds
-from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
+from specsched.policy.optimize import (
+    Choice,
+    best_for_poorer_text,
+    best_per_request,
+    best_per_step,
+    evaluate,
+    refine,
+)
 from specsched.policy.step_costs import (
     Costs,
     ceiling_gain,
@@ -83,6 +93,7 @@ class AdaptivePolicy:
         # the batch size when a request last joined (or the batch last grew): a batch below it
         # is draining (`_draining`)
         self._peak = 0
+        self._rows = 0  # decoding requests at the last decision (`_choose`'s free descent)
         # the step cost whose SHAPE in K the trust region checks: the profile's fit where there
         # is one (fixed: how much dearer depth k is than K = 1 moves little between machines,
         # while the online model, pulled from a prior twice the machine's time, cuts its
@@ -114,6 +125,7 @@ class AdaptivePolicy:
         decoding = [i for i in range(n) if batch.is_decoding(i)]
         draining = self._draining(n, len(decoding) < n)
         prior = self.prior.decide(batch)
+        grew, self._rows = len(decoding) > self._rows, len(decoding)
         if not decoding:
             self._pending = None
             return KDecision((0,) * n, 0, prior.route)
@@ -134,7 +146,7 @@ class AdaptivePolicy:
         # In that median a request held at the cap votes for the prior's K: counting only the
         # others, one request's miss at the ramp's K = 2 made the median 2 for its three mates
         # that had accepted every draft, and they drafted K = 2 where the plan said 3 (the
-        # demo's B4 x 512, 2026-12-06: 6 K = 2 steps at full acceptance, 0.935x the 2-D arm).
+        # demo's B4 x 512, 2026-12-06: 5 K = 2 steps at full acceptance, 0.935x the 2-D arm).
         known = sorted(prior.num_spec_tokens[i] if r.capped else r.last_k
                        for r, i in zip(reqs, decoding, strict=True) if r.last_k is not None)
         fresh = [known[len(known) // 2]] * n if known else prior.num_spec_tokens
@@ -146,15 +158,16 @@ class AdaptivePolicy:
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = warmup_ks(np.minimum(anchor, caps), caps, self.num_steps, self.cfg.max_k)
         else:
-            slow = np.array([self.acceptance.slow_start_cap(r, c)
-                             for r, c in zip(reqs, ctx, strict=True)])
-            caps = np.minimum(caps, slow)
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
+            start = self._start_ks(reqs, ctx, costs, caps)
+            slow = np.array([self.acceptance.slow_start_cap(r, c, int(s))
+                             for r, c, s in zip(reqs, ctx, start, strict=True)])
+            caps = np.minimum(caps, slow)
             remaining = (np.array([room[i] + 1 for i in decoding], dtype=np.float64)
                          if room is not None and draining and self.cfg.drain_aware
                          and len(decoding) <= MAX_DRAIN_BATCH else None)
             ks, gain = self._choose(reqs, ctx, costs, caps, np.minimum(anchor, caps),
-                                    remaining)
+                                    remaining, grew)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
         ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
                             PROBE_SHARE if self.per_request else 1,
@@ -212,9 +225,23 @@ class AdaptivePolicy:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = state.extrapolated = True
 
+    def _start_ks(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
+                  caps: np.ndarray) -> np.ndarray:  # [n]
+        """Where a request's slow start begins: the K chosen for the batch as it is estimated,
+        with every request still ramping as if its text accepted `start_spread` less per
+        position (0 for all where none ramps). Where even such a text pays for deep drafts
+        (dear steps whatever K: long contexts) the ramp is skipped; where drafts are dear
+        against the step it starts at K = 1 (`AdaptiveConfig.start_k`)."""
+        ramping = np.array([self.acceptance.ramping(r, c) for r, c in zip(reqs, ctx,
+                                                                            strict=True)])
+        if not ramping.any() or self.cfg.start_spread >= 1.0:
+            return np.zeros(len(reqs), dtype=np.int64)
+        return best_for_poorer_text(self.acceptance.acceptance(reqs, ctx), ramping,
+                                    self.cfg.start_spread, *costs, caps, self.per_request)
+
     def _choose(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
-                caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None
-                ) -> tuple[np.ndarray, float]:
+                caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None,
+                grew: bool = False) -> tuple[np.ndarray, float]:
         """K per request and its predicted goodput over K = 0's. `remaining` [n] (tokens each
         request has left; given while the batch drains): K that finishes the batch soonest
         (`drain`): the throughput choice gives a request whose mates are near their ends the
@@ -240,7 +267,15 @@ class AdaptivePolicy:
             _k, best = best_per_step(tokens, base, added, per_step, caps)
             anchor = np.minimum(int(anchor.max()), caps)  # one K per step
         kept: Choice = evaluate(tokens, base, added, per_step, anchor)
-        if best.goodput > kept.goodput * (1.0 + self.cfg.margin):
+        # once the batch has grown, the margin guards rises only: a descent (no request deeper,
+        # one shallower) predicted no worse is taken at once. A K chosen while the batch was
+        # small (K = 5 at B = 2, where deep drafts pay) was held at B = 4 for 2-3 steps of 234
+        # ms against K = 2's 121, within the margin (the demo's B4 x 512 waves, 2026-12-06: 4 of
+        # 12 replicates). Not at every step: noisy estimates would ratchet K down (the
+        # simulator: -0.2 %, B = 1 x 4096 at 0.8 -2 %).
+        descent = (grew and self.cfg.free_descent and bool((best.ks <= anchor).all())
+                   and bool((best.ks < anchor).any()) and best.goodput >= kept.goodput)
+        if best.goodput > kept.goodput * (1.0 + self.cfg.margin) or descent:
             ks = best.ks
         elif not self.per_request:
             ks = anchor

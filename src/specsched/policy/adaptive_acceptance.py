@@ -107,18 +107,25 @@ class AcceptanceBook:
         prior = np.stack([self.bucket_acceptance(cell_of(1, c)[1]) for c in ctx])  # [n, max_k]
         return posterior_batch(tested, accepted, prior, w)
 
-    def slow_start_cap(self, req: TrackedRequest, ctx: int) -> int:
-        """The most `req` may draft now: start_k before its first verify, then doubling per
-        verify of its own (TCP's slow start: a profile measured on other text can be far off;
-        a K = 1 verify tests position 0 as well as a K = 4 one). Over as soon as its context
-        bucket holds `slow_start_evidence` verifies of this run (checked every step: a batch of
+    def ramping(self, req: TrackedRequest, ctx: int) -> bool:
+        """Whether `req` is still in its slow start: not over, and its context bucket holds
+        fewer than `slow_start_evidence` verifies of this run (checked every step: a batch of
         16 has them after its first step)."""
-        cfg = self.cfg
         if not req.ramped:
-            req.ramped = self.bucket_evidence(cell_of(1, ctx)[1]) >= cfg.slow_start_evidence
-        if req.ramped or cfg.start_k >= cfg.max_k:
+            req.ramped = (self.cfg.start_k >= self.cfg.max_k or self.bucket_evidence(
+                cell_of(1, ctx)[1]) >= self.cfg.slow_start_evidence)
+        return not req.ramped
+
+    def slow_start_cap(self, req: TrackedRequest, ctx: int, start: int = 0) -> int:
+        """The most `req` may draft now: max(start_k, start) before its first verify, then
+        doubling per verify of its own (TCP's slow start: a profile measured on other text can
+        be far off; a K = 1 verify tests position 0 as well as a K = 4 one). `start`: the K a
+        pessimistic estimate would choose (`AdaptivePolicy._start_ks`). Over as soon as
+        `ramping` says so."""
+        cfg = self.cfg
+        if not self.ramping(req, ctx):
             return cfg.max_k
-        cap = cfg.start_k << min(req.num_verifies, 8)
+        cap = max(cfg.start_k, start) << min(req.num_verifies, 8)
         req.ramped = cap >= cfg.max_k
         return cap
 

@@ -41,9 +41,17 @@ class AdaptiveConfig:
     position 2 held a request at K = 1 for 13 steps of a 32-token trial while it accepted every
     draft (the K <= 5 grid of 2026-12-02, B=1 x ctx 512, replicate 2); nothing re-tests a
     position K stays below, so its estimate must drift back to its target for K to rise again.
-    start_k: the most a request drafts before it has verified anything of its own; the cap
-    doubles with each of its verifies (a slow start: a profile measured on other text can be far
-    off, and position 0 is tested as well at K = 1 as at K = 4, for a fraction of the cost).
+    start_k: the least a request's slow start begins at: before it has verified anything of its
+    own it drafts at most the larger of start_k and the K the optimizer chooses for a text
+    accepting `start_spread` less per position than its estimate; the cap doubles with each of
+    its verifies (a slow start: a profile measured on other text can be far off, and position 0
+    is tested as well at K = 1 as at K = 4 — for a fraction of the cost where drafts are dear:
+    at B4 x 512 on the AVX-512 EPYC a K = 1 step costs 0.46x a K = 4 one; at B4 x 4096 0.6x, and
+    there even a text accepting 0.2 less pays for K = 2 (the profile of 2026-12-06); ramping from
+    K = 1 cost the adaptive arm 2-3 of its ~22 steps' worth of drafts in the demo's first wave).
+    start_spread: how much less per position a text may accept than its estimate says, as the
+    slow start guards against (acceptance differs between texts by about 0.25, below); 1.0: the
+    slow start always begins at start_k.
     *_prior_weight: pseudo-verifies of the shrinkage targets (for requests: the default when
     fewer than three requests of the batch have evidence; else estimated from how much they
     differ). The profile's acceptance weighs 3: it was measured on other text, and acceptance
@@ -64,6 +72,9 @@ class AdaptiveConfig:
     said there, `adaptive_trust.TrustRegion`; inside the box too, since a linear fit smooths
     away the superlinear cost of deep drafts at B >= 4 on this CPU).
     margin: switch K only for a predicted goodput gain above it (hysteresis).
+    free_descent: at a step with more decoding requests than the last, a choice that drafts
+    less for some requests and more for none switches at once when predicted no worse (a K
+    chosen while the batch was smaller, where deep drafts paid, is not held by the margin).
     min_gain: draft only where the choice's predicted goodput beats K = 0's by more than this
     fraction: an uncertain gain of a percent or two is not worth the drafting's risk (on a
     break-even cell the hysteresis alone kept the prior's K: the one-run grid of 2026-12-05,
@@ -93,10 +104,12 @@ class AdaptiveConfig:
     request_prior_weight: float = 4.0
     cell_prior_weight: float = 3.0
     start_k: int = 1
+    start_spread: float = 0.2
     slow_start_evidence: float = 4.0
     extrapolated_cost_weight: float = 5.0
     trust_inside_box: bool = False
     margin: float = 0.03
+    free_descent: bool = True
     min_gain: float = 0.03
     explore_every: int = 24
     explore_budget: float = 0.06
@@ -116,9 +129,14 @@ class AdaptiveConfig:
         if not 1 <= self.start_k <= self.max_k:  # 0 would never draft: no verify to ramp on
             raise UserError(f"adaptive: start_k must be in [1, max_k={self.max_k}], "
                             f"got {self.start_k}")
+        if not 0.0 <= self.start_spread <= 1.0:
+            raise UserError(f"adaptive: start_spread must be in [0, 1], got {self.start_spread}")
         if self.slow_start_evidence < 0:
             raise UserError("adaptive: slow_start_evidence must be >= 0, got "
                             f"{self.slow_start_evidence}")
+        if not isinstance(self.free_descent, bool):
+            raise UserError("adaptive: free_descent must be true or false, got "
+                            f"{self.free_descent!r}")
         if not isinstance(self.drain_aware, bool):
             raise UserError("adaptive: drain_aware must be true or false, got "
                             f"{self.drain_aware!r}")

@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from specsched.policy.acceptance_stats import expected_tokens_table
+
 DINKELBACH_ITERATIONS = 4
 
 
@@ -112,3 +114,20 @@ def refine(
     move = score_new - score_now > margin * tokens[rows, ks]
     ks[move] = target[move]
     return ks
+
+
+def best_for_poorer_text(
+    acceptance: np.ndarray,  # [n, M] per request and draft position
+    poorer: np.ndarray,  # [n] bool: the requests whose text may accept less than estimated
+    spread: float,  # how much less per position
+    base: float, draft_cost: np.ndarray, step_cost: float, caps: np.ndarray,
+    per_request: bool,
+) -> np.ndarray:  # [n] int
+    """K per request (or one K, capped per request) for the batch as estimated, with the
+    `poorer` requests' acceptance lowered by `spread` at every position (a slow start's first
+    K: `AdaptivePolicy._start_ks`)."""
+    a = np.where(poorer[:, None], np.clip(acceptance - spread, 0.0, 1.0), acceptance)
+    tokens = expected_tokens_table(a)  # [n, M + 1]
+    if per_request:
+        return best_per_request(tokens, base, draft_cost, step_cost, caps).ks
+    return best_per_step(tokens, base, draft_cost, step_cost, caps)[1].ks
