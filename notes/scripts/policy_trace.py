@@ -39,13 +39,13 @@ class Rec:
             from specsched.policy.acceptance_stats import expected_tokens_table
             from specsched.policy.optimize import evaluate
             orig_choose = self.p._choose
-            def choose(reqs, ctx, costs, caps, anchor, remaining=None):
-                acc = self.p.acceptance.acceptance(reqs, ctx)  # [n, max_k]
+            def choose(acc, ctx, costs, caps, anchor, remaining=None, grew=False):
+                # acc [n, max_k]: the requests' estimates (a 2026-12-06 signature)
                 tokens = expected_tokens_table(acc)
                 base, added, per_step = costs
                 g = [evaluate(tokens, base, added, per_step, np.full(len(ctx), k)).goodput
                      for k in range(self.p.max_k + 1)]
-                ks, gain = orig_choose(reqs, ctx, costs, caps, anchor, remaining)
+                ks, gain = orig_choose(acc, ctx, costs, caps, anchor, remaining, grew)
                 why["w"] = ("acc " + " ".join("%.2f" % x for x in acc.mean(axis=0))
                             + " | g/g0 " + " ".join("%.3f" % (x / g[0]) for x in g)
                             + " | T " + " ".join("%.0f" % (1000 * (base + added.sum(axis=0)[k] + per_step * k)) for k in range(self.p.max_k + 1))

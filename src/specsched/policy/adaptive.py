@@ -159,14 +159,15 @@ class AdaptivePolicy:
             ks = warmup_ks(np.minimum(anchor, caps), caps, self.num_steps, self.cfg.max_k)
         else:
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
-            start = self._start_ks(reqs, ctx, costs, caps)
+            acc = self.acceptance.acceptance(reqs, ctx)  # [n, max_k]: once per step
+            start = self._start_ks(reqs, ctx, acc, costs, caps)
             slow = np.array([self.acceptance.slow_start_cap(r, c, int(s))
                              for r, c, s in zip(reqs, ctx, start, strict=True)])
             caps = np.minimum(caps, slow)
             remaining = (np.array([room[i] + 1 for i in decoding], dtype=np.float64)
                          if room is not None and draining and self.cfg.drain_aware
                          and len(decoding) <= MAX_DRAIN_BATCH else None)
-            ks, gain = self._choose(reqs, ctx, costs, caps, np.minimum(anchor, caps),
+            ks, gain = self._choose(acc, ctx, costs, caps, np.minimum(anchor, caps),
                                     remaining, grew)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
         ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
@@ -225,8 +226,8 @@ class AdaptivePolicy:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = state.extrapolated = True
 
-    def _start_ks(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
-                  caps: np.ndarray) -> np.ndarray:  # [n]
+    def _start_ks(self, reqs: list[TrackedRequest], ctx: list[int], acc: np.ndarray,
+                  costs: Costs, caps: np.ndarray) -> np.ndarray:  # [n]
         """Where a request's slow start begins: the K chosen for the batch as it is estimated,
         with every request still ramping as if its text accepted `start_spread` less per
         position (0 for all where none ramps). Where even such a text pays for deep drafts
@@ -236,10 +237,10 @@ class AdaptivePolicy:
                                                                             strict=True)])
         if not ramping.any() or self.cfg.start_spread >= 1.0:
             return np.zeros(len(reqs), dtype=np.int64)
-        return best_for_poorer_text(self.acceptance.acceptance(reqs, ctx), ramping,
-                                    self.cfg.start_spread, *costs, caps, self.per_request)
+        return best_for_poorer_text(acc, ramping, self.cfg.start_spread, *costs, caps,
+                                    self.per_request)
 
-    def _choose(self, reqs: list[TrackedRequest], ctx: list[int], costs: Costs,
+    def _choose(self, acc: np.ndarray, ctx: list[int], costs: Costs,
                 caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None,
                 grew: bool = False) -> tuple[np.ndarray, float]:
         """K per request and its predicted goodput over K = 0's. `remaining` [n] (tokens each
@@ -247,7 +248,7 @@ class AdaptivePolicy:
         (`drain`): the throughput choice gives a request whose mates are near their ends the
         shallow K their capped drafts can pay for, and leaves it to finish alone (measured:
         `AdaptiveConfig.drain_aware`)."""
-        tokens = expected_tokens_table(self.acceptance.acceptance(reqs, ctx))
+        tokens = expected_tokens_table(acc)  # acc [n, max_k]: the requests' estimates
         base, added, per_step = costs
         if remaining is not None and self.per_request:
             theta, c = self.cost.theta, np.asarray(ctx, dtype=np.float64) / CTX_UNIT  # c [n]
