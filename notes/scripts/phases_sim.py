@@ -8,6 +8,7 @@ AdaptiveConfig field overridden from the command line, with its K histogram per 
   .venv/bin/python notes/scripts/phases_sim.py [field=value ...]   (from the repository root)"""
 import ast
 import collections
+import os
 import sys
 
 import numpy as np
@@ -20,9 +21,11 @@ from specsched.policy.config import PolicyKind
 from specsched.schedule import Schedule
 
 kw = {a.split("=")[0]: ast.literal_eval(a.split("=")[1]) for a in sys.argv[1:]}
-PROFILE = "examples/experiments/profile_avx2_b1_b4_k5.json"
-QUOTE = (0.38, 0.11, 0.03, 0.03, 0.03)
-FREE = (0.91, 0.91, 0.80, 0.80, 0.80)
+# PROFILE / QUOTE / FREE from the environment (QUOTE, FREE: five comma-separated numbers) for
+# another machine's costs or another seed's texts; the defaults are the AVX2 probe's
+PROFILE = os.environ.get("PROFILE", "examples/experiments/profile_avx2_b1_b4_k5.json")
+QUOTE = tuple(float(x) for x in os.environ.get("QUOTE", "0.38,0.11,0.03,0.03,0.03").split(","))
+FREE = tuple(float(x) for x in os.environ.get("FREE", "0.91,0.91,0.80,0.80,0.80").split(","))
 SEEDS = range(20)
 cost = adaptive_prior(load_profile(PROFILE)).cost_prior
 assert cost is not None

@@ -19,7 +19,8 @@ Each step (`decide`):
    exploration probes K = 1 (for a few requests) in cells at K = 0 and K = 0 in cells that
    draft (early, in a cell outside the cost prior's box, where the prior's costs are
    extrapolated; such a cell drafts at most K = 1 until its guard has judged); a new cell next
-   to a guarded one starts guarded.
+   to a guarded one starts guarded; a cooldown passed on one request ends when it leaves
+   (`guard_release`: at B = 1 the next request's text was not judged).
 `observe` feeds the verified outcome (drafts, accepted per request, step time) back.
 Deterministic: the same observations give the same decisions (no randomness at all).
 No torch here; numpy only.
@@ -138,6 +139,7 @@ class AdaptivePolicy:
         mean_ctx = sum(ctx) // len(decoding)
         cell = cell_of(len(decoding), mean_ctx)
         state = self._cell(cell)
+        state.release([ids[i] for i in decoding], self.cfg.guard_release)
         self._check_extrapolation(cell, state, len(decoding), mean_ctx)
         # a new request starts from its batch mates' K (the median), or the prior's K; so does
         # one whose last K was the slow start's cap (not a choice: held, the cap's K = 2 ran 12
@@ -336,6 +338,7 @@ class AdaptivePolicy:
         # a probe is compared with the other population (read before this step joins its own)
         other = state.mean(not did_draft, theta) if probe else None
         if not partial:
-            state.record(did_draft, sample, theta, self.cfg.guard_z)
+            state.record(did_draft, sample, theta, self.cfg.guard_z,
+                         [r.request_id for r in outcome.requests])
         if probe:  # a probe that agrees with the cell's choice backs exploration off
             state.probed(confirmed=other is None or ratio(sample, theta) <= other)

@@ -85,7 +85,9 @@ class AdaptiveConfig:
     the guard's reference) every N of its steps, at most this fraction of steps; a probe that
     confirms the current choice doubles the cell's period (up to 4x). guard_z: a cell whose
     measured speculative goodput is below no-spec by more than z standard errors drafts nothing
-    for a cooldown, then is judged afresh (`adaptive_guard`).
+    for a cooldown, then is judged afresh (`adaptive_guard`). guard_release: a cooldown whose
+    verdict was passed on at most this many requests ends once none of them decodes in the cell
+    (at B = 1 the next request's text is not the last one's; 0: every cooldown runs out).
     drain_aware: while the batch drains (it shrank since a request last joined; the engine,
     which knows each request's tokens left), K per request finishes the batch soonest instead
     of maximizing tokens per second (`AdaptivePolicy._choose`). Off by default: on the engine
@@ -114,6 +116,7 @@ class AdaptiveConfig:
     explore_every: int = 24
     explore_budget: float = 0.06
     guard_z: float = 2.0
+    guard_release: int = 1
     warmup_steps: int = 24
     max_tracked_requests: int = 8192
     drain_aware: bool = False
@@ -149,6 +152,10 @@ class AdaptiveConfig:
         if self.margin < 0 or self.explore_every < 2 or not 0 <= self.explore_budget < 0.5:
             raise UserError("adaptive: need margin >= 0, explore_every >= 2, "
                             "0 <= explore_budget < 0.5")
+        if isinstance(self.guard_release, bool) or not (
+                isinstance(self.guard_release, int) and self.guard_release >= 0):
+            raise UserError("adaptive: guard_release must be a whole number >= 0, got "
+                            f"{self.guard_release!r}")
         if not 0.0 <= self.min_gain < 1.0:
             raise UserError(f"adaptive: min_gain must be in [0, 1), got {self.min_gain}")
         for ctx, a in self.acceptance_prior:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Collection, Hashable
 
 import numpy as np
 
@@ -93,8 +94,9 @@ def _ratios(samples: deque[Sample], theta: np.ndarray) -> np.ndarray:  # [n]
 class CellState:
     """One cell: step count, exploration period, and the guard's two samples."""
 
-    __slots__ = ("backoff", "early_probe", "extrapolated", "guarded_until", "nospec", "rejudge",
-                 "spec", "spec_ahead", "steps", "steps_since_probe", "trips")
+    __slots__ = ("backoff", "early_probe", "extrapolated", "guarded_until", "judged", "nospec",
+                 "rejudge", "spec", "spec_ahead", "steps", "steps_since_probe", "trips",
+                 "verdict_on")
     # trips: how many times the guard turned drafting off here on the cell's own evidence (an
     # inherited verdict does not count: it is not passed on)
 
@@ -112,6 +114,10 @@ class CellState:
         self.spec_ahead = False  # at the last judgment drafting measured at least no-spec's r
         self.spec: deque[Sample] = deque(maxlen=WINDOW)
         self.nospec: deque[Sample] = deque(maxlen=WINDOW)
+        # the decoding requests of each drafting sample, and those of the last tripped verdict
+        # (`release`)
+        self.judged: deque[tuple[Hashable, ...]] = deque(maxlen=WINDOW)
+        self.verdict_on: frozenset[Hashable] = frozenset()
 
     @property
     def guarded(self) -> bool:
@@ -122,6 +128,19 @@ class CellState:
         context bucket, adjacent batch bucket) is guarded on its own evidence."""
         if self.steps == 0 and any(n.guarded and n.trips for n in neighbours):
             self.guarded_until = COOLDOWN
+
+    def release(self, requests: Collection[Hashable], max_judged: int) -> None:
+        """End a cooldown whose verdict was passed on at most `max_judged` requests once none of
+        them is decoding in the cell: at B = 1 a cell is a sequence of requests, and the loss of
+        one text (a request the draft cannot follow) said nothing of the next. The phases bench
+        (B = 1 x ctx 4096, 2026-12-06, AVX-512 EPYC): a quoting request tripped the guard and its
+        48-step cooldown held the next, free, request at K = 0 for 31 of its ~37 steps while its
+        probes accepted every draft. Where more requests were judged, the loss is the cell's
+        step cost as much as their texts, and the cooldown runs out."""
+        if (self.guarded and self.verdict_on and len(self.verdict_on) <= max_judged
+                and self.verdict_on.isdisjoint(requests)):
+            self.guarded_until = self.steps
+            self.verdict_on = frozenset()
 
     def unjudged(self, gain: float) -> bool:
         """Outside the cost prior's box, drafting on a predicted gain below EARLY_GAIN, and the
@@ -169,11 +188,15 @@ class CellState:
         xs = self.spec if drafted else self.nospec
         return float(_ratios(xs, theta).mean()) if xs else None
 
-    def record(self, drafted: bool, sample: Sample, theta: np.ndarray, z: float) -> None:
-        """One measured step of the cell; trip the guard when drafting measurably loses."""
+    def record(self, drafted: bool, sample: Sample, theta: np.ndarray, z: float,
+               requests: Collection[Hashable] = ()) -> None:
+        """One measured step of the cell (`requests`: its decoding requests); trip the guard
+        when drafting measurably loses."""
         if not (math.isfinite(sample[0]) and math.isfinite(sample[1]) and sample[1] > 0):
             return
         (self.spec if drafted else self.nospec).append(sample)
+        if drafted:
+            self.judged.append(tuple(requests))
         if self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC:
             return
         rs = np.log(np.maximum(_ratios(self.spec, theta), 1e-12))
@@ -185,6 +208,8 @@ class CellState:
             # a cell that keeps losing is judged again ever less often: 1, 2, 4x COOLDOWN
             self.guarded_until = self.steps + COOLDOWN * (1 << min(self.trips, 2))
             self.trips += 1
+            self.verdict_on = frozenset(r for rs in self.judged for r in rs)
+            self.judged.clear()
             self.spec.clear()  # judge drafting afresh after the cooldown
             self.rejudge = self.extrapolated  # ... from K <= 1, with K = 0 probes again
 
