@@ -34,6 +34,8 @@ class RequestShape:
     # the continuation copies text from further back (long-range retrieval, not local text)
     document_unit: int = 0  # > 0: the shared prefix is a passage of this many pieces repeated
     # (a text the target has read several times: a quote of it keeps being copied)
+    document_shuffle: bool = False  # the passage's pieces in a seeded random order: a quote of
+    # it can be copied only from where it was read, not guessed from the text around it
 
 
 def corpus_text() -> str:
@@ -86,6 +88,8 @@ def build_prompts(shapes: Sequence[RequestShape], pieces: Sequence[T], seed: int
             if shape.prefix_id not in prefixes:
                 size = min(shape.document_unit or shape.prefix_len, shape.prefix_len)
                 passage = _window(pieces, rng.randrange(n), size)
+                if shape.document_shuffle:
+                    rng.shuffle(passage)
                 prefixes[shape.prefix_id] = _window(passage, 0, shape.prefix_len)
             head = prefixes[shape.prefix_id]
         length = shape.num_prompt_tokens - len(head)

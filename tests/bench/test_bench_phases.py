@@ -100,3 +100,34 @@ def test_a_document_of_a_recurring_passage() -> None:
 def test_document_unit_bounds(bad: dict[str, object], msg: str) -> None:
     with pytest.raises(UserError, match=msg):
         _exp(input_len=100, range_ratio=0.1, **bad)
+
+
+def test_a_shuffled_document_is_the_same_passage_in_a_seeded_random_order() -> None:
+    """document_shuffle: the recurring passage holds the same pieces as the unshuffled one in
+    another order (a quote of it follows no local pattern), the same for the same seed; the
+    quotes still copy the document."""
+    kw: dict[str, object] = {"input_len": 100, "range_ratio": 0.1, "prefix_len": 80,
+                             "output_len": 5, "document_unit": 24}
+    exp, plain_exp = _exp(**kw, document_shuffle=True), _exp(**kw)
+    shapes = request_shapes(exp.scenarios[0], exp.seed)  # type: ignore[attr-defined]
+    plain_shapes = request_shapes(plain_exp.scenarios[0], plain_exp.seed)  # type: ignore[attr-defined]
+    words = corpus_words()
+    shuffled, plain = build_prompts(shapes, words, seed=3), build_prompts(plain_shapes, words, 3)
+    doc, plain_doc = shuffled[0][:80], plain[0][:80]
+    assert doc[:24] == doc[24:48] == doc[48:72]  # still one passage, recurring
+    assert sorted(doc[:24]) == sorted(plain_doc[:24]) and doc[:24] != plain_doc[:24]
+    assert build_prompts(shapes, words, seed=3) == shuffled
+    for shape, prompt in zip(shapes, shuffled, strict=True):
+        tail = prompt[80:]
+        assert any(doc[i:i + len(tail)] == tail for i in range(80 - len(tail) + 1)) == shape.quote
+    assert experiment_from_obj(experiment_to_obj(exp)).scenarios == exp.scenarios  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("bad", "msg"), [
+    ({"prefix_len": 80, "document_shuffle": True}, "document_shuffle needs a document_unit"),
+    ({"prefix_len": 80, "document_unit": 24, "document_shuffle": "yes"},
+     "`document_shuffle` must be true or false"),
+])
+def test_document_shuffle_bounds(bad: dict[str, object], msg: str) -> None:
+    with pytest.raises(UserError, match=msg):
+        _exp(input_len=100, range_ratio=0.1, **bad)

@@ -139,6 +139,9 @@ class Scenario:
     # tokens; a repetitive prompt's tail quotes it (the continuation copies from far back)
     document_unit: int = 0  # phases with a document: > 0 makes it a passage of this many tokens
     # repeated (the target has read it several times, so it keeps copying when a tail quotes it)
+    document_shuffle: bool = False  # phases with a document_unit: its passage's tokens in a
+    # seeded random order (a quote then follows no local pattern: a draft that cannot see the
+    # passage, as a windowed self-draft 1024 tokens on, guesses wrong)
     sampling: Sampling = field(default_factory=Sampling)
 
     def __post_init__(self) -> None:
@@ -180,6 +183,9 @@ class Scenario:
             raise UserError(f"{where}: document_unit {self.document_unit} needs phases with "
                             f"prefix_len > 0 and 1 <= document_unit <= prefix_len / 2 (the "
                             f"passage recurs at least twice in the document)")
+        if self.document_shuffle and not self.document_unit:
+            raise UserError(f"{where}: document_shuffle needs a document_unit (the passage "
+                            f"whose tokens it shuffles)")
 
     def _check_document(self, where: str) -> None:
         """phases over a shared document: every prompt is longer than it, each tail shorter."""

@@ -45,7 +45,7 @@ ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max
 SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
                  "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling",
-                 "phase_len", "repeat_unit", "document_unit"}
+                 "phase_len", "repeat_unit", "document_unit", "document_shuffle"}
 SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
 
 
@@ -63,6 +63,13 @@ def _num(obj: dict[str, Any], key: str, where: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(f"{where}: `{key}` must be a number, got {show_value(value)}")
     return float(value)
+
+
+def _flag(obj: dict[str, Any], key: str, where: str) -> bool:
+    value = obj.get(key, False)
+    if not isinstance(value, bool):
+        raise UserError(f"{where}: `{key}` must be true or false, got {show_value(value)}")
+    return value
 
 
 def _str(obj: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
@@ -201,6 +208,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
         phase_len=_int(obj, "phase_len", where, 0),
         repeat_unit=_int(obj, "repeat_unit", where, 24),
         document_unit=_int(obj, "document_unit", where, 0),
+        document_shuffle=_flag(obj, "document_shuffle", where),
         sampling=Sampling(
             temperature=_num(sampling_obj, "temperature", f"{where}: sampling", 0.0),
             top_p=_num(sampling_obj, "top_p", f"{where}: sampling", 1.0),
@@ -288,6 +296,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                 **({"phase_len": s.phase_len, "repeat_unit": s.repeat_unit}
                    if s.kind is ScenarioKind.PHASES else {}),
                 **({"document_unit": s.document_unit} if s.document_unit else {}),
+                **({"document_shuffle": True} if s.document_shuffle else {}),
                 "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
                              "top_k": s.sampling.top_k},
             }

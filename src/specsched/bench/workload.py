@@ -40,7 +40,8 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
             return tuple(
                 RequestShape(rng.randint(lo, hi), s.output_len, prefix_id=0,
                              prefix_len=s.prefix_len, quote=repeats(i),
-                             document_unit=s.document_unit)
+                             document_unit=s.document_unit,
+                             document_shuffle=s.document_shuffle)
                 for i in range(s.num_requests))
         return tuple(
             RequestShape(rng.randint(lo, hi), s.output_len,
