@@ -8,8 +8,9 @@ step it may report a `StepOutcome` to `observe`. `PolicyConfig` describes the po
 - `route`: schedule lookup for one batch (decode pool, context representative, per request).
 - `caps`: the prefill and room caps every K passes.
 - `base`: the `KPolicy` interface; `static`: the schedule policy; `config`: `PolicyConfig`.
-- `adaptive` (+ `adaptive_config`, `adaptive_guard`, `acceptance_stats`, `cost`, `optimize`):
-  the closed-loop policy: online acceptance and step-cost estimates, goodput-optimal K, guard.
+- `adaptive` (+ `adaptive_config`, `adaptive_acceptance`, `adaptive_choice`, `adaptive_guard`,
+  `adaptive_trust`, `acceptance_stats`, `cost`, `optimize`, `drain`): the closed-loop policy:
+  online acceptance and step-cost estimates, goodput-optimal K (`adaptive_choice`), guard.
 """
 
 from __future__ import annotations
