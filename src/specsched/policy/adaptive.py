@@ -73,7 +73,7 @@ class AdaptivePolicy:
         self.cfg = cfg
         self.prior = prior
         self.per_request = per_request
-        self.cost = OnlineStepCost(cfg.cost_prior)
+        self.cost = OnlineStepCost(cfg.cost_prior, speed_sd=cfg.cost_speed_sd)
         self.acceptance = AcceptanceBook(cfg)
         self.cell_state: dict[Cell, CellState] = {}
         self.num_steps = 0

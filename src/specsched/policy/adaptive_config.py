@@ -67,6 +67,8 @@ class AdaptiveConfig:
     its samples covered (`StepCostModel.covers`; inside it counts `OnlineStepCost`'s 50): a
     profile of B {1, 4} extrapolated to B = 16 overstated a K = 1 step by 10 % on this CPU, and a
     cell held at K = 0 by such a prior learns its draft costs only from exploration probes.
+    cost_speed_sd: how far the machine's speed may stray from the cost prior's as a whole
+    (relative sd of `cost.OnlineStepCost`'s speed coefficient; 0: each term learns alone).
     trust_inside_box: trust the cost model's deeper K inside the prior's box without checking
     (False: every cell's K rises only one above the deepest K whose steps cost what the model
     said there, `adaptive_trust.TrustRegion`; inside the box too, since a linear fit smooths
@@ -109,6 +111,7 @@ class AdaptiveConfig:
     start_spread: float = 0.2
     slow_start_evidence: float = 4.0
     extrapolated_cost_weight: float = 5.0
+    cost_speed_sd: float = 0.0
     trust_inside_box: bool = False
     margin: float = 0.03
     free_descent: bool = True
@@ -146,6 +149,9 @@ class AdaptiveConfig:
         if not isinstance(self.trust_inside_box, bool):
             raise UserError("adaptive: trust_inside_box must be true or false, got "
                             f"{self.trust_inside_box!r}")
+        if not 0.0 <= self.cost_speed_sd <= 10.0:
+            raise UserError("adaptive: cost_speed_sd must be in [0, 10], got "
+                            f"{self.cost_speed_sd}")
         if self.extrapolated_cost_weight <= 0:
             raise UserError("adaptive: extrapolated_cost_weight must be > 0, got "
                             f"{self.extrapolated_cost_weight}")

@@ -187,22 +187,35 @@ class OnlineStepCost:
     `prior_weight` is how many steps' worth of evidence the prior counts as (P0 = I / weight);
     without a prior the model starts at zero with almost no confidence. Residuals are clipped at
     `clip` (relative) so one stalled step does not drag the model.
+
+    With a prior and `speed_sd` > 0 the model has one more coefficient: the machine's speed
+    against the prior's as a whole, s (θ = v / unit + s θ_prior; s starts at 0 with variance
+    speed_sd^2), learned from every step. A batch that has run only K = 0 steps slower than the
+    profile then scales every term, the per-draft ones too, instead of raising the K = 0 terms
+    alone: grid 35's B16 x 512 (2026-12-06, AVX-512 EPYC) ran its K = 0 steps 13 % slower than
+    the profile, its K = 1 / K = 0 fell from 1.97 to 1.86 in the model (2.0 measured), and 16
+    requests drafted K = 1 for 12 steps at no gain (`notes/scripts/speed_sim.py`).
     """
 
     def __init__(self, prior: StepCostModel | None, forgetting: float = 0.995,
-                 prior_weight: float = 50.0, clip: float = 0.5) -> None:
+                 prior_weight: float = 50.0, clip: float = 0.5, speed_sd: float = 0.0) -> None:
         self.forgetting = forgetting
         self.clip = clip
         self.t0 = 0.05 if prior is None else prior.typical_seconds
         self.unit = np.asarray(TYPICAL_FEATURES) / self.t0  # θ = v * unit^-1 ... see theta
-        self.v = np.zeros(NUM_FEATURES) if prior is None else np.asarray(prior.coef) * self.unit
-        self.P = np.eye(NUM_FEATURES) / (prior_weight if prior is not None else 1e-2)
+        # [F + 1]: the terms' shares of a typical step, then the speed coefficient s (0: off)
+        self.prior_theta = np.zeros(NUM_FEATURES) if prior is None else np.asarray(prior.coef)
+        scaled = prior is not None and speed_sd > 0
+        self.v = np.append(self.prior_theta * self.unit, 0.0)
+        self.P = np.diag(np.append(
+            np.full(NUM_FEATURES, 1.0 / (prior_weight if prior is not None else 1e-2)),
+            speed_sd ** 2 if scaled else 0.0))
         self.q_tile = None if prior is None else prior.q_tile
         self.num_updates = 0
 
     @property
     def theta(self) -> np.ndarray:  # [F] seconds per unit of each feature
-        return self.v / self.unit
+        return self.v[:NUM_FEATURES] / self.unit + self.v[NUM_FEATURES] * self.prior_theta
 
     @property
     def model(self) -> StepCostModel:
@@ -220,13 +233,14 @@ class OnlineStepCost:
     def add_uncertainty(self, weight: float) -> None:
         """Process noise (a Kalman filter's Q = I / weight): the prior's evidence is worth at
         most about `weight` steps from now on, e.g. where it extrapolates beyond its samples."""
-        self.P = self.P + np.eye(NUM_FEATURES) / weight
+        self.P[:NUM_FEATURES, :NUM_FEATURES] += np.eye(NUM_FEATURES) / weight
 
     def update(self, x: np.ndarray, seconds: float) -> None:
         """One observed step: x its features, `seconds` its wall time."""
         if not np.isfinite(seconds) or seconds <= 0:
             return
-        z = x / self.unit / seconds  # [F]: z·v = predicted / observed, ideally 1
+        # [F + 1]: z·v = predicted / observed, ideally 1 (the last: the prior's prediction)
+        z = np.append(x / self.unit, float(self.prior_theta @ x)) / seconds
         err = max(-self.clip, min(self.clip, 1.0 - float(np.dot(z, self.v))))
         pz = self.P @ z
         gain = pz / (self.forgetting + float(z @ pz))
