@@ -111,7 +111,7 @@ class AdaptiveConfig:
     start_spread: float = 0.2
     slow_start_evidence: float = 4.0
     extrapolated_cost_weight: float = 5.0
-    cost_speed_sd: float = 0.0
+    cost_speed_sd: float = 2.0
     trust_inside_box: bool = False
     margin: float = 0.03
     free_descent: bool = True
