@@ -12,11 +12,18 @@ import os, runpy, sys
 from specsched.policy import adaptive_acceptance as aa
 WEAK_N = float(os.environ.get("WEAK_N", "3"))
 WEAK_DECAY = float(os.environ.get("WEAK_DECAY", "0.8"))
+MARKED = os.environ.get("WEAK_ONLY_MARKED") == "1"  # only where max_tracked_requests == 8191
 orig = aa.AcceptanceBook.idle
+FIRED: list[int] = []
 def idle(self, reqs, ks, ctx):
+    if MARKED and self.cfg.max_tracked_requests != 8191:  # an engine A/B's other arms
+        return orig(self, reqs, ks, ctx)
     mates_draft = any(k > 0 for k in ks)
     for r, k in zip(reqs, ks):
         if mates_draft and k == 0 and 0 < r.counts.tested[0] < WEAK_N:
+            if not FIRED:
+                FIRED.append(1)
+                print("weak_idle: a request's idle decay was sped up", file=sys.stderr)
             r.counts.decay(WEAK_DECAY / self.cfg.idle_decay)  # then the usual decay below
     orig(self, reqs, ks, ctx)
 aa.AcceptanceBook.idle = idle
