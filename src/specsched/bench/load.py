@@ -154,13 +154,9 @@ def parse_arm(obj: Any, index: int, base_dir: Path,
                 schedule = schedule_from_obj(source, max_k)
         except UserError as exc:
             raise UserError(f"{where}: schedule: {exc}") from None
-    per_request = obj.get("per_request_k", False)
-    if not isinstance(per_request, bool):
-        raise UserError(f"{where}: `per_request_k` must be true or false")
+    per_request = _flag(obj, "per_request_k", where)
     ctx_agg = _enum(CtxAgg, obj.get("ctx_agg", "mean"), f"{where}: ctx_agg")
-    warm = obj.get("warm", False)
-    if not isinstance(warm, bool):
-        raise UserError(f"{where}: `warm` must be true or false")
+    warm = _flag(obj, "warm", where)
     policy = parse_policy(obj, schedule, ctx_agg, per_request, base_dir, where)
     zero = policy.max_k == 0  # never drafts: no drafter unless one is named
     drafter = obj.get("drafter", DrafterChoice.NONE if zero else default_drafter)

@@ -131,7 +131,8 @@ class AdaptivePolicy:
         mean_ctx = sum(ctx) // len(decoding)
         cell = cell_of(len(decoding), mean_ctx)
         state = self._cell(cell)
-        state.release([ids[i] for i in decoding], self.cfg.guard_release)
+        if state.verdict_on:  # a cooldown that may end when its judged request has left
+            state.release([ids[i] for i in decoding], self.cfg.guard_release)
         self._check_extrapolation(cell, state, len(decoding), mean_ctx)
         # a new request starts from its batch mates' K (the median), or the prior's K; so does
         # one whose last K was the slow start's cap (not a choice: held, the cap's K = 2 ran 12
