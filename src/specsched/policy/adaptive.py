@@ -165,9 +165,13 @@ class AdaptivePolicy:
             ks, gain = self._choose(acc, ctx, costs, caps, np.minimum(anchor, caps),
                                     remaining, grew)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
+        # every decoding request has the same room: they finish on one step (a wave)
+        lockstep = (room is not None and len(decoding) > 1 and not self.cfg.probe_lockstep
+                    and len({room[i] for i in decoding}) == 1)
         ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
                             PROBE_SHARE if self.per_request else 1,
-                            patient=ceiling_gain(costs) <= 1.0 + self.cfg.min_gain)
+                            patient=ceiling_gain(costs) <= 1.0 + self.cfg.min_gain,
+                            hold=lockstep)
         self.num_explored += probe
         # a K = 1 probe over a few of the cell's requests: its step teaches the cost model and
         # the back-off, but is no sample of the cell's drafting for the guard (diluted)

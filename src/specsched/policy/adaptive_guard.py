@@ -231,7 +231,7 @@ def probe_rows(caps: np.ndarray, share: int = PROBE_SHARE) -> np.ndarray:  # [n]
 
 
 def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budget_ok: bool,
-            gain: float, share: int = PROBE_SHARE, patient: bool = False
+            gain: float, share: int = PROBE_SHARE, patient: bool = False, hold: bool = False
             ) -> tuple[np.ndarray, bool]:  # ([n] K per request, was it a probe)
     """The cell's guard and exploration on the chosen K: a guarded cell drafts nothing; an
     unjudged cell outside the box drafts at most K = 1; an early probe (outside the box, not
@@ -239,13 +239,15 @@ def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budg
     for a few requests (`probe_rows`) where the cell drafts nothing and K = 0 (the guard's
     no-spec reference) where it drafts. gain: the choice's predicted goodput over K = 0's;
     share: see `probe_rows`; patient: periodic probes at the longest period (a cell where
-    drafting could not pay even if every draft were accepted: a probe can teach it little)."""
+    drafting could not pay even if every draft were accepted: a probe can teach it little);
+    hold: a patient cell's periodic probe waits (it stays due: the batch decodes in lockstep,
+    `AdaptiveConfig.probe_lockstep`)."""
     if state.guarded:
         ks = np.zeros_like(ks)
     early = state.early_probe_due(drafting=bool(ks.any()), gain=gain)
     if state.unjudged(gain):
         ks = np.minimum(ks, 1)
-    if not (early or (budget_ok and state.due(every, patient))):
+    if not (early or (budget_ok and not (patient and hold) and state.due(every, patient))):
         return ks, False
     if ks.any():
         return np.zeros_like(ks), True
