@@ -143,25 +143,28 @@ def test_a_cell_no_acceptance_could_pay_for_probes_at_the_longest_period(
         assert probes[0] <= every + 1
 
 
+@pytest.mark.parametrize("cost", [SLOW, FAST])  # drafting could not pay / could, if accepted
 @pytest.mark.parametrize("probe_lockstep", [False, True])
-def test_a_patient_cell_does_not_probe_a_batch_in_lockstep(probe_lockstep: bool) -> None:
+def test_a_cell_at_k0_does_not_probe_a_batch_in_lockstep(probe_lockstep: bool,
+                                                         cost: StepCostModel) -> None:
     """Requests with the same room finish on one step and the next ones prefill together; a
-    patient cell's probe would put the probed requests a step ahead and split that prefill
-    (B16 x 512 on the AVX-512 EPYC, 2026-12-06: 289 + 608 ms against 706). Such a probe waits
-    while every room is equal (`probe_lockstep` False) and runs once they differ."""
+    K = 1 probe would put the probed requests a step ahead and split that prefill (B16 x 512
+    on the AVX-512 EPYC, 2026-12-06: 289 + 608 ms against 706). Such a probe waits while
+    every room is equal (`probe_lockstep` False) and runs once they differ."""
     from specsched.policy.adaptive_guard import MAX_BACKOFF
     every = AdaptiveConfig().explore_every
     # a wave of 4 in lockstep for 400 tokens, then (the second wave) rooms that differ
     reqs = [SimRequest(2000, 400, ((0, (0.0,) * 4),)) for _ in range(4)]
     reqs += [SimRequest(2000, 300 + 7 * i, ((0, (0.0,) * 4),)) for i in range(4)]
     wl = Workload(tuple(reqs), 4, prefill_tokens=1)
-    _, decisions = run(wl, adaptive(SLOW, 0.0, explore_budget=0.4,
-                                    probe_lockstep=probe_lockstep), SLOW)
+    _, decisions = run(wl, adaptive(cost, 0.0, explore_budget=0.4,
+                                    probe_lockstep=probe_lockstep), cost)
     probes = [i for i, d in enumerate(decisions) if d.step_k > 0]
     first_wave = [i for i in probes if i < 400]
     assert probes
-    if probe_lockstep:  # the earlier behaviour: probes at the longest period, in the wave
-        assert len(first_wave) >= 2 and first_wave[0] >= every * MAX_BACKOFF - 1
+    if probe_lockstep:  # the earlier behaviour: periodic probes in the wave
+        period = every * (MAX_BACKOFF if cost is SLOW else 1)
+        assert len(first_wave) >= 2 and first_wave[0] >= period - 1
     else:
         assert not first_wave  # none while the four decode in lockstep
         assert probes[0] > 400  # the second wave's rooms differ: the probe ran there

@@ -90,14 +90,16 @@ class AdaptiveConfig:
     for a cooldown, then is judged afresh (`adaptive_guard`). guard_release: a cooldown whose
     verdict was passed on at most this many requests ends once none of them decodes in the cell
     (at B = 1 the next request's text is not the last one's; 0: every cooldown runs out).
-    probe_lockstep: let a periodic probe of a patient cell (drafting could not pay even at
-    full acceptance) run while the batch decodes in lockstep (two or more requests, every one
-    with the same room: they finish on one step and the next requests prefill together). False:
-    such a probe waits until the rooms differ: its accepted drafts would finish the probed
-    requests a step early and split the next wave's prefill in two (B16 x 512 on the AVX-512
-    EPYC, 2026-12-06: 289 + 608 ms against no-spec's one 706 ms step, ~2 % of the trial, from
-    a probe that itself cost ~45 ms). Early probes of a cell outside the cost prior's box run
-    regardless (they correct extrapolated costs).
+    probe_lockstep: let a cell at K = 0 run its periodic K = 1 probe while the batch decodes
+    in lockstep (two or more requests, every one with the same room: they finish on one step
+    and the next requests prefill together). False: the probe waits until the rooms differ:
+    its accepted drafts would finish the probed requests a step early and split the next
+    wave's prefill in two (B16 x 512 on the AVX-512 EPYC, 2026-12-06: 289 + 608 ms against
+    no-spec's one 706 ms step, ~2 % of the trial, from a probe that itself cost ~45 ms; the
+    cell's ceiling gain there is 1.00-1.03, so `patient` alone did not hold it). A request's
+    own estimate still drifts back while idle (`idle_decay`), so K > 0 is re-tried through the
+    optimizer; K = 0 probes and the early probes of a cell outside the cost prior's box run
+    regardless.
     drain_aware: while the batch drains (it shrank since a request last joined; the engine,
     which knows each request's tokens left), K per request finishes the batch soonest instead
     of maximizing tokens per second (`AdaptivePolicy._choose`). Off by default: on the engine

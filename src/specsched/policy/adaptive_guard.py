@@ -240,15 +240,17 @@ def explore(state: CellState, ks: np.ndarray, caps: np.ndarray, every: int, budg
     no-spec reference) where it drafts. gain: the choice's predicted goodput over K = 0's;
     share: see `probe_rows`; patient: periodic probes at the longest period (a cell where
     drafting could not pay even if every draft were accepted: a probe can teach it little);
-    hold: a patient cell's periodic probe waits (it stays due: the batch decodes in lockstep,
-    `AdaptiveConfig.probe_lockstep`)."""
+    hold: a periodic K = 1 probe waits, staying due (the batch decodes in lockstep:
+    `AdaptiveConfig.probe_lockstep`); K = 0 probes and early ones run."""
     if state.guarded:
         ks = np.zeros_like(ks)
     early = state.early_probe_due(drafting=bool(ks.any()), gain=gain)
     if state.unjudged(gain):
         ks = np.minimum(ks, 1)
-    if not (early or (budget_ok and not (patient and hold) and state.due(every, patient))):
+    if not (early or (budget_ok and state.due(every, patient))):
         return ks, False
     if ks.any():
         return np.zeros_like(ks), True
+    if hold and not early:
+        return ks, False
     return probe_rows(caps, share), True
