@@ -16,7 +16,8 @@ Each step (`decide`):
    unless the new choice is predicted better by more than `margin` (or, when the batch has
    grown, is shallower for no request deeper and predicted no worse: `free_descent`);
 5. the cell's guard (`adaptive_guard`) forces K = 0 where drafting measurably loses; bounded
-   exploration probes K = 1 (for a few requests) in cells at K = 0 and K = 0 in cells that
+   exploration probes K = 1 (for a few requests; not while the batch decodes in lockstep, every
+   room equal: `probe_lockstep`) in cells at K = 0 and K = 0 in cells that
    draft (early, in a cell outside the cost prior's box, where the prior's costs are
    extrapolated; such a cell drafts at most K = 1 until its guard has judged); a new cell next
    to a guarded one starts guarded; a cooldown passed on one request ends when it leaves
@@ -165,7 +166,6 @@ class AdaptivePolicy:
             ks, gain = self._choose(acc, ctx, costs, caps, np.minimum(anchor, caps),
                                     remaining, grew)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
-        # every decoding request has the same room: they finish on one step (a wave)
         lockstep = (room is not None and len(decoding) > 1 and not self.cfg.probe_lockstep
                     and len({room[i] for i in decoding}) == 1)
         ks, probe = explore(state, ks, caps, self.cfg.explore_every, budget_ok, gain,
