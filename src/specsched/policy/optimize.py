@@ -67,12 +67,13 @@ def best_per_request(
     g = np.full(width, tokens[:, 0].sum() / max(base, 1e-9))  # [m] start: plain decoding
     cost = cost_table(draft_cost, width)  # [n, k]
     ks = np.zeros((width, n), dtype=np.int64)
+    rows = np.arange(n)[None, :]  # [1, n]
     for _ in range(DINKELBACH_ITERATIONS):
         score = tokens[None] - g[:, None, None] * cost[None]  # [m, n, k]
         score = np.where(allowed, score, -np.inf)
         ks = score.argmax(axis=-1)  # [m, n]
-        got = np.take_along_axis(tokens[None].repeat(width, 0), ks[..., None], -1)[..., 0]
-        added = np.take_along_axis(cost[None].repeat(width, 0), ks[..., None], -1)[..., 0]
+        got = tokens[rows, ks]  # [m, n]
+        added = cost[rows, ks]  # [m, n]
         t = base + added.sum(-1) + step_cost * ks.max(-1)  # [m]
         g = got.sum(-1) / np.maximum(t, 1e-9)
     best = int(np.argmax(g))
