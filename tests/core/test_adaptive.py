@@ -534,6 +534,36 @@ def test_a_fresh_cell_opens_at_the_depth_the_profile_or_a_neighbour_verified() -
     assert b1 not in lone
 
 
+@pytest.mark.parametrize("share", [True, False])
+def test_a_fresh_cell_judges_at_the_speed_its_neighbour_measured(share: bool) -> None:
+    """The machine's speed is the machine's, not a cell's: a batch that crosses a context
+    bucket edge opens a cell whose first deep step is judged at the speed the cell it left
+    measured (its K = 1 steps ran 1.3x the model's time), so a K = 4 step 1.3x the model's time
+    is no overrun there. Without the shared speed (the clean-clone demo of 1dcb185, B4 x 512)
+    the same step reads as a clear overrun against the profile and caps the new cell."""
+    from specsched.policy.adaptive_config import cell_of
+    from specsched.policy.adaptive_trust import TrustRegions
+    from specsched.policy.batch import RequestOutcome, StepOutcome
+
+    def step(k: int, ctx: int) -> StepOutcome:
+        return StepOutcome(batch_size=4, requests=tuple(RequestOutcome(
+            request_id=i, num_computed_tokens=ctx, num_spec_tokens=k, num_accepted_tokens=k)
+            for i in range(4)))
+
+    regions = TrustRegions(False)
+    below, above = cell_of(4, 500), cell_of(4, 520)
+    assert below != above  # the edge at ctx 512
+    regions.open(below, inside=False)
+    for n in range(3):  # K = 1 at 1.3x the model's time: the machine runs slow today
+        regions.observe(below, step(1, 500), 0.13, *fixed(0.10), steps=n)
+    other = cell_of(1, 4000)  # a cell judged later but not adjacent: its speed is not taken
+    regions.open(other, inside=False)
+    regions.observe(other, step(1, 4000), 0.05, *fixed(0.10), steps=0)
+    assert regions.open(above, inside=False, predict=fixed(0.0)[1] if share else None)
+    regions.observe(above, step(4, 520), 0.26, *fixed(0.20), steps=0)  # 1.3x the model
+    assert (regions.cap(above, 1, max_k=5) == 5) is share  # K = 4 verified: K = 5 open
+
+
 def test_short_requests_inside_the_profiled_box_do_not_pay_a_long_cold_start() -> None:
     """The K <= 5 grid of 2026-12-02: trials of two 32-token requests at B=1, where the best
     static K is deep. A fresh cell used to climb K one step at a time (its trust region started

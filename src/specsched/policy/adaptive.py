@@ -221,7 +221,8 @@ class AdaptivePolicy:
             return
         prior = self.cfg.cost_prior
         inside = prior is None or prior.covers(batch_size, ctx)
-        if self._trust.open(cell, inside) and not inside:
+        speed_from = self._judge if self.cfg.share_speed else None  # a neighbour's speed
+        if self._trust.open(cell, inside, speed_from) and not inside:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = state.extrapolated = True
 

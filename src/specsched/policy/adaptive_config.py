@@ -104,7 +104,11 @@ class AdaptiveConfig:
     which knows each request's tokens left), K per request finishes the batch soonest instead
     of maximizing tokens per second (`AdaptivePolicy._choose`). Off by default: on the engine
     it measured 1.000x the throughput choice on the demo's B=4 workloads and 0.954-1.021x in
-    the grid's B = 4 and 16 cells, 4 replicates, whose noise was +-2.6 % (2026-12-05)."""
+    the grid's B = 4 and 16 cells, 4 replicates, whose noise was +-2.6 % (2026-12-05).
+    share_speed: a cell's first step sets its trust region's machine speed (the cost model's
+    time over the measured time) to what its most recently judged neighbour knows
+    (`TrustRegions.open`); False: a fresh region judges at the profile's speed until its own
+    K = 1 steps (the behaviour before 2026-12-06's thirty-eighth stop, kept for A/B runs)."""
 
     max_k: int = 4
     cost_prior: StepCostModel | None = None
@@ -134,6 +138,7 @@ class AdaptiveConfig:
     max_tracked_requests: int = 8192
     drain_aware: bool = False
     probe_lockstep: bool = False
+    share_speed: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_k <= 16:
@@ -157,9 +162,10 @@ class AdaptiveConfig:
         if not isinstance(self.drain_aware, bool):
             raise UserError("adaptive: drain_aware must be true or false, got "
                             f"{self.drain_aware!r}")
-        if not isinstance(self.probe_lockstep, bool):
-            raise UserError("adaptive: probe_lockstep must be true or false, got "
-                            f"{self.probe_lockstep!r}")
+        for name in ("probe_lockstep", "share_speed"):
+            if not isinstance(getattr(self, name), bool):
+                raise UserError(f"adaptive: {name} must be true or false, got "
+                                f"{getattr(self, name)!r}")
         if not isinstance(self.trust_inside_box, bool):
             raise UserError("adaptive: trust_inside_box must be true or false, got "
                             f"{self.trust_inside_box!r}")

@@ -139,6 +139,7 @@ class TrustRegion:
         "_ref_x",
         "ceiling",
         "cooldown",
+        "last_timed",
         "until",
         "verified",
     )
@@ -158,10 +159,21 @@ class TrustRegion:
         self._cap_raw = 0.0  # the capped depth's model time over measured time, speed-free
         self._before_cap: tuple[int, int, int, int, bool] = (0, 0, 0, TRUST_COOLDOWN, False)
         self._hinted = False  # a one-step overrun capped the cell briefly, none paid since
+        self.last_timed = -1  # when it last judged a step (`TrustRegions`' count of steps)
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
         return min(cap, max(self.ceiling, 1)) if steps < self.until else cap
+
+    def speed(self, predict: Predict) -> float:
+        """The machine's speed as this cell knows it: the model's time over the measured time
+        (its K = 1 steps', or what it adopted; 1: nothing known)."""
+        return self._speed(predict)
+
+    def start_at_speed(self, speed: float) -> None:
+        """A fresh region judges at a speed a neighbour measured (`TrustRegions.open`) until
+        its own K = 1 steps say otherwise."""
+        self._rebase = speed
 
     def _speed(self, predict: Predict) -> float:
         """The model's time for the cell's recent K = 1 steps over their measured time (1
@@ -271,6 +283,7 @@ class TrustRegions:
                  profiled: Sequence[tuple[int, int, int]] = ()) -> None:
         self.trust_inside_box = trust_inside_box
         self._cells: dict[Cell, TrustRegion] = {}
+        self._num_timed = 0  # drafting steps judged, every cell (orders `last_timed`)
         self._profiled: dict[Cell, int] = {}  # a cell's profiled depth (the least of its points)
         for batch_size, ctx, depth in profiled:
             cell = cell_of(batch_size, ctx)
@@ -286,17 +299,27 @@ class TrustRegions:
     def __contains__(self, cell: Cell) -> bool:
         return cell in self._cells
 
-    def open(self, cell: Cell, inside: bool) -> bool:
+    def open(self, cell: Cell, inside: bool, predict: Predict | None = None) -> bool:
         """A cell's first step (`inside`: within the cost prior's box); returns whether a
-        region was opened."""
+        region was opened. `predict`: the model the regions judge by; given, the new region
+        judges at the machine speed its most recently judged neighbour knows (the speed is the
+        machine's, not the cell's). Without it a cell opened as a batch crossed a context
+        bucket edge judged its first deep steps at the profile's speed while its neighbour had
+        learned the machine ran at 0.75 of it: K = 4 at 285 ms and K = 2 at 194 ms read as
+        overruns, and the cell ran K = 1 for 12 of its steps while every draft was accepted
+        (the clean-clone demo of 1dcb185, B4 x 512, replicate 0: `notes/scripts/
+        replay_steps.py`)."""
         if cell in self._cells or (inside and self.trust_inside_box):
             return False
+        neighbours = [t for c, t in self._cells.items() if _adjacent(c, cell)]
         trust = self._cells[cell] = TrustRegion()
         # what a neighbour verified in this run holds here too, until this cell says not
-        trust.verified = max((t.verified for c, t in self._cells.items() if _adjacent(c, cell)),
-                             default=0)
+        trust.verified = max((t.verified for t in neighbours), default=0)
         if inside:
             trust.verified = max(trust.verified, self.profiled_depth(cell))
+        judged = [t for t in neighbours if t.last_timed >= 0]
+        if predict is not None and judged:
+            trust.start_at_speed(max(judged, key=lambda t: t.last_timed).speed(predict))
         return True
 
     def cap(self, cell: Cell, steps: int, max_k: int) -> int:
@@ -314,3 +337,5 @@ class TrustRegions:
         if trust is None or not drafted or max(drafted) == 0:
             return
         trust.timed(max(drafted), seconds, x, predict, steps, may_cap)
+        trust.last_timed = self._num_timed
+        self._num_timed += 1
