@@ -7,6 +7,10 @@ policy sees exactly what it saw in the run, so its internal state at a step (cel
 slow-start caps, anchor, the optimizer's goodput per uniform K) says WHY it chose that K.
 A replayed K that differs is marked "!=" (the replay then diverges: it keeps feeding the
 recorded K, as what the run did).
+  (each line: the step, the recorded and replayed K, accepted drafts, wall ms, prefill tokens,
+  then the cell, its trust cap and speed, the guard, the mean acceptance estimate per position,
+  each request's last K and slow-start flag, the optimizer's predicted goodput of each uniform
+  K over K = 0's and the step times it assumed, caps, anchor and the chosen K's predicted gain)
   .venv/bin/python notes/scripts/replay_steps.py EXPERIMENT.yaml RESULTS.jsonl SCENARIO ARM REP
      [field=value ...]   (AdaptiveConfig overrides, e.g. margin=0.05: what-if on the same log)"""
 import dataclasses
@@ -17,6 +21,8 @@ import numpy as np
 
 from specsched.bench.load import load_experiment
 from specsched.policy import BatchState, RequestOutcome, StepOutcome
+from specsched.policy.acceptance_stats import expected_tokens_table
+from specsched.policy.optimize import evaluate
 from specsched.policy.adaptive import AdaptivePolicy
 from specsched.policy.adaptive_config import cell_of
 from specsched.policy.caps import draft_room
@@ -57,7 +63,26 @@ for n_step, (ms, prefill, ks_rec, acc_rec) in enumerate(trial["extra"]["steps"])
             if out[i] else 0 for i in sched]
     batch = BatchState(tuple(computed), tuple(prompts[i] for i in sched), tuple(room),
                        tuple(sched))
+    seen: dict[str, str] = {}
+    if isinstance(policy, AdaptivePolicy):  # the optimizer's view (as policy_trace.py -w)
+        orig = policy._choose
+
+        def choose(acc, ctx, costs, caps, anchor, remaining=None, grew=False):  # type: ignore
+            base, added, per_step = costs
+            tokens = expected_tokens_table(acc)
+            g = [evaluate(tokens, base, added, per_step, np.full(len(ctx), k)).goodput
+                 for k in range(policy.max_k + 1)]
+            ks, gain = orig(acc, ctx, costs, caps, anchor, remaining, grew)
+            seen["w"] = ("g/g0 " + " ".join(f"{x / g[0]:.3f}" for x in g) + " | T " + " ".join(
+                f"{1e3 * (base + added.sum(axis=0)[k] + per_step * k):.0f}"
+                for k in range(policy.max_k + 1))
+                + f" | caps {''.join(map(str, caps))} anchor {''.join(map(str, anchor))}"
+                + f" | gain {gain:.3f}")
+            return ks, gain
+        policy._choose = choose  # type: ignore[method-assign]
     d = policy.decide(batch)
+    if isinstance(policy, AdaptivePolicy):
+        policy._choose = orig  # type: ignore[method-assign]
     ks_rep = list(d.num_spec_tokens[:len(dec)])
     why = ""
     if isinstance(policy, AdaptivePolicy) and dec:
@@ -74,7 +99,7 @@ for n_step, (ms, prefill, ks_rec, acc_rec) in enumerate(trial["extra"]["steps"])
                f"guard {'on' if st and st.verdict_on else 'off'} "
                f"acc {' '.join(f'{a:.2f}' for a in acc)} "
                f"last_k {''.join(str(r.last_k) for r in reqs)} "
-               f"capped {''.join('c' if r.capped else '.' for r in reqs)}")
+               f"capped {''.join('c' if r.capped else '.' for r in reqs)} {seen.get('w', '')}")
     flag = "  " if ks_rep == ks_rec else "!="
     mismatches += ks_rep != ks_rec
     print(f"{n_step:3d} B{len(sched)} ctx {sum(computed[:len(dec)]) // max(len(dec), 1):4d} "

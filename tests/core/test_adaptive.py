@@ -1083,7 +1083,9 @@ def test_one_slow_no_spec_step_does_not_keep_a_losing_cell_drafting(slow_step: i
         ratios.append(got.goodput / plain.goodput)
         drafting += sum(d.step_k > 0 for d in rec.decisions)
     assert np.mean(ratios) >= 0.94, ratios
-    assert drafting <= 4 * 6, drafting
+    # at most 7 drafting steps a trial (27 before the guard's clipping; 6.25 at slow step 3
+    # since cost_speed_sd 5, whose speed coefficient takes more of the slow step: 5.5 with 2)
+    assert drafting <= 4 * 7, drafting
 
 
 def test_an_extrapolated_cell_is_judged_again_from_k1_after_each_ever_longer_cooldown() -> None:

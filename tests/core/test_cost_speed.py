@@ -34,21 +34,27 @@ def k1_over_k0(model: OnlineStepCost, ctx: int, rows: int) -> float:
     return model.predict(x1) / model.predict(x0)
 
 
-@pytest.mark.parametrize("speed", [1.13, 0.9])
+@pytest.mark.parametrize("speed", [1.13, 0.9, 1.6, 2.0])
 def test_k0_steps_off_the_profile_by_a_factor_keep_the_k1_price_relative_to_k0(
         speed: float) -> None:
+    """With the default `cost_speed_sd` the K = 1 step keeps its price relative to K = 0 within
+    1.5 % after 30 K = 0 steps at 0.9-2x the profile's time. The B16 x 512 cell of 2026-12-06
+    (thirty-eighth stop) ran its K = 0 steps at 1.4-2.3x the profile: with sd 2 the ratio fell
+    4 % (2.03 -> 1.94), the predicted K = 1 gain reached min_gain at 0.93 acceptance, and 16
+    requests drafted K = 1 on one step at 1.9x a K = 0 step's time (2 of 20 replicates)."""
     prior = grid_prior()
     x0 = np.asarray(OnlineStepCost(prior).features([512] * 16, [0] * 16))
     seconds = speed * float(np.asarray(prior.coef) @ x0)
     ratios = {}
-    for sd in (0.0, 2.0):
+    default = AdaptiveConfig().cost_speed_sd
+    for sd in (0.0, default):
         model = OnlineStepCost(prior, speed_sd=sd)
         before = k1_over_k0(model, 512, 16)
-        for _ in range(8):
+        for _ in range(30):
             model.update(x0, seconds)
         assert model.predict(x0) == pytest.approx(seconds, rel=0.05)  # it learns the K = 0 step
         ratios[sd] = k1_over_k0(model, 512, 16) / before
-    assert abs(ratios[2.0] - 1.0) < 0.02, ratios  # the K = 1 step scaled with it
+    assert abs(ratios[default] - 1.0) < 0.015, ratios  # the K = 1 step scaled with it
     assert abs(ratios[0.0] - 1.0) > 0.03, ratios  # without: K = 1 looks cheaper / dearer
 
 
