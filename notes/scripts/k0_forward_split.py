@@ -5,8 +5,10 @@ arm; the adaptive arm with its decide replaced by "K = 0 for all" (no numpy at a
 a no-op ("stub"); with only observe a no-op ("no-observe"); with only decide stubbed
 ("no-decide"). Paired per replicate: each arm's median K = 0 step over the static arm's.
   .venv/bin/python notes/scripts/k0_forward_split.py EXPERIMENT.yaml SCENARIO REPS
-(EXPERIMENT needs arms `k0-drafter` and `adaptive`)."""
+(EXPERIMENT needs arms `k0-drafter` and `adaptive`; ARMS=k0-drafter,adaptive (env): a subset, the
+first one the reference)."""
 import math
+import os
 import statistics as st
 import sys
 
@@ -41,7 +43,7 @@ AdaptivePolicy.decide, AdaptivePolicy.observe = decide, observe  # type: ignore[
 arms = {"k0-drafter": ("k0-drafter", True, True), "adaptive": ("adaptive", True, True),
         "stub": ("adaptive", False, False), "no-observe": ("adaptive", True, False),
         "no-decide": ("adaptive", False, True)}
-names = list(arms)
+names = [a for a in arms if a in os.environ.get("ARMS", ",".join(arms)).split(",")]
 logs: dict[str, list[float]] = {a: [] for a in names}
 for rep in range(reps):
     order = names[rep % len(names):] + names[:rep % len(names)]
