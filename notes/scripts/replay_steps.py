@@ -93,7 +93,7 @@ for n_step, (ms, prefill, ks_rec, acc_rec) in enumerate(trial["extra"]["steps"])
         tcap = "-" if trust is None else trust.cap(st.steps - 1 if st else 0)
         reqs = [policy.acceptance.requests[i] for i in dec]
         acc = policy.acceptance.acceptance(reqs, computed[:len(dec)]).mean(0)
-        speed = "-" if trust is None else f"{trust._speed(policy._judge):.2f}"
+        speed = "-" if trust is None else f"{trust.speed(policy._judge):.2f}"
         why = (f"cell {cell} trust cap {tcap} verified {getattr(trust, 'verified', '-')} "
                f"speed {speed} "
                f"guard {'on' if st and st.verdict_on else 'off'} "

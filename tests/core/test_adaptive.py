@@ -473,7 +473,7 @@ def test_rejected_drafts_at_a_well_predicted_cost_do_not_cap_the_depth() -> None
     """The demo of 2026-12-02 (int8 draft, B=1 x ctx 4096): two K=2 steps in a row accepted
     nothing, and the goodput-based rule of the night before capped the request at K=1 for the
     rest of its 40 tokens. Judged on cost, the same steps keep K=2 open."""
-    from specsched.policy.adaptive_trust import TrustRegions
+    from specsched.policy.adaptive_trust_regions import TrustRegions
     from specsched.policy.batch import RequestOutcome, StepOutcome
 
     regions = TrustRegions(trust_inside_box=False)
@@ -509,7 +509,7 @@ def test_a_fresh_cell_opens_at_the_depth_the_profile_or_a_neighbour_verified() -
     points, else an adjacent cell's); outside it the profile says nothing, but what an adjacent
     cell verified in this run holds there too."""
     from specsched.policy.adaptive_config import cell_of
-    from specsched.policy.adaptive_trust import TrustRegions
+    from specsched.policy.adaptive_trust_regions import TrustRegions
 
     regions = TrustRegions(False, ((1, 512, 5), (4, 512, 3), (1, 4096, 4)))
     b1, b2, b4 = cell_of(1, 600), cell_of(2, 600), cell_of(4, 600)
@@ -542,7 +542,7 @@ def test_a_fresh_cell_judges_at_the_speed_its_neighbour_measured(share: bool) ->
     is no overrun there. Without the shared speed (the clean-clone demo of 1dcb185, B4 x 512)
     the same step reads as a clear overrun against the profile and caps the new cell."""
     from specsched.policy.adaptive_config import cell_of
-    from specsched.policy.adaptive_trust import TrustRegions
+    from specsched.policy.adaptive_trust_regions import TrustRegions
     from specsched.policy.batch import RequestOutcome, StepOutcome
 
     def step(k: int, ctx: int) -> StepOutcome:

@@ -37,7 +37,7 @@ from specsched.policy.adaptive_acceptance import AcceptanceBook, TrackedRequest
 from specsched.policy.adaptive_choice import choose
 from specsched.policy.adaptive_config import AdaptiveConfig, Cell, cell_of
 from specsched.policy.adaptive_guard import PROBE_SHARE, CellState, explore, ratio
-from specsched.policy.adaptive_trust import TrustRegions
+from specsched.policy.adaptive_trust_regions import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import OnlineStepCost

@@ -5,12 +5,12 @@ Step cost grows faster than linearly in K on this CPU — 170 / 280 / 370 / 650 
 B = 16 x ctx 512, and at B = 4 x ctx 512 inside a profile's box a K = 3 step measured 330-430 ms
 where the profile's linear fit said ~300 — which the policy's linear cost model cannot foresee.
 So a cell's K rises one above the deepest K whose steps cost what the model said there
-(`TrustRegion`). Regions open at a cell's first step (`TrustRegions.open`) at the deepest of:
-the depth an adjacent cell verified in this run (a request crossing a context bucket edge, a
-batch shrinking by one) and, inside the cost prior's box, the depth the profile itself verified
-near the cell (`verified_depth` of its profiled steps against the fit: a fresh cell of a
-profiled workload does not climb K = 1, 2, 3, ... one step at a time — the cold start that cost
-the adaptive arm 0.85-0.95x the best static K in the K <= 5 grid of 2026-12-02). No torch here.
+(`TrustRegion`). Regions open at a cell's first step (`adaptive_trust_regions`) at the deepest
+of: the depth an adjacent cell verified in this run (a request crossing a context bucket edge,
+a batch shrinking by one) and, inside the cost prior's box, the depth the profile itself
+verified near the cell (`verified_depth` of its profiled steps against the fit: a fresh cell of
+a profiled workload does not climb K = 1, 2, 3, ... one step at a time — the cold start that
+cost the adaptive arm 0.85-0.95x the best static K in the K <= 5 grid of 2026-12-02). No torch here.
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from specsched.policy.adaptive_config import Cell, cell_of
 from specsched.policy.adaptive_guard import MAX_BACKOFF
-from specsched.policy.batch import StepOutcome
 
 TRUST_MARGIN = 0.1  # a depth whose steps took over 1 / 0.9 of the model's time is not trusted
 JUDGE_STEPS = 3  # steps at a depth before an overrun is believed (unless it is clear)
@@ -47,10 +45,6 @@ def verified_depth(steps: Sequence[tuple[int, float, float]]) -> int:
     return max((k for k, seconds, model_seconds in steps
                 if k >= 1 and (k == 1 or model_seconds >= (1.0 - TRUST_MARGIN) * seconds)),
                default=0)
-
-
-def _adjacent(a: Cell, b: Cell) -> bool:
-    return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
 
 
 class _DepthEvidence:
@@ -159,25 +153,21 @@ class TrustRegion:
         self._cap_raw = 0.0  # the capped depth's model time over measured time, speed-free
         self._before_cap: tuple[int, int, int, int, bool] = (0, 0, 0, TRUST_COOLDOWN, False)
         self._hinted = False  # a one-step overrun capped the cell briefly, none paid since
-        self.last_timed = -1  # when it last judged a step (`TrustRegions`' count of steps)
+        self.last_timed = -1  # when it last judged a step (`TrustRegions`' step count)
 
     def cap(self, steps: int) -> int:
         cap = self.verified + 1
         return min(cap, max(self.ceiling, 1)) if steps < self.until else cap
 
-    def speed(self, predict: Predict) -> float:
-        """The machine's speed as this cell knows it: the model's time over the measured time
-        (its K = 1 steps', or what it adopted; 1: nothing known)."""
-        return self._speed(predict)
-
     def start_at_speed(self, speed: float) -> None:
-        """A fresh region judges at a speed a neighbour measured (`TrustRegions.open`) until
-        its own K = 1 steps say otherwise."""
+        """A fresh region judges at a speed a neighbour measured until its own K = 1 steps
+        say otherwise (`adaptive_trust_regions.TrustRegions.open`)."""
         self._rebase = speed
 
-    def _speed(self, predict: Predict) -> float:
-        """The model's time for the cell's recent K = 1 steps over their measured time (1
-        without K = 1 steps: depths are then judged on absolute time)."""
+    def speed(self, predict: Predict) -> float:
+        """The machine's speed as this cell knows it: the model's time for its recent K = 1
+        steps over their measured time, else what it adopted or started at (1: nothing known,
+        depths are then judged on absolute time)."""
         if self._ref_x is None or self._ref_seconds <= 0:
             return self._rebase
         return predict(self._ref_x) / self._ref_seconds
@@ -211,7 +201,7 @@ class TrustRegion:
         the K = 1 steps that followed ran 82-86 ms where the first had run 58: K = 2 had cost
         what the model said at the machine's new speed."""
         return (steps < self.until and self._cap_raw > 0
-                and self._cap_raw / self._speed(predict) >= LIFT_RATIO)
+                and self._cap_raw / self.speed(predict) >= LIFT_RATIO)
 
     def _lift(self) -> None:
         """Undo the last cap: the state before it returns (its cooldown included)."""
@@ -226,7 +216,7 @@ class TrustRegion:
         (the guard weighs drafting against not drafting with measured steps of both).
         `may_cap` False: a step known to be dearer for another reason (a request's first
         draft) counts only if it verifies depth k on its own."""
-        if not may_cap and k >= 2 and predict(x) / self._speed(predict) < (
+        if not may_cap and k >= 2 and predict(x) / self.speed(predict) < (
                 1.0 - TRUST_MARGIN) * seconds:
             return
         if k < 2:
@@ -239,7 +229,7 @@ class TrustRegion:
                     self._lift()
             return
         ev = self._evidence.setdefault(k, _DepthEvidence())
-        speed = self._speed(predict)
+        speed = self.speed(predict)
         model_seconds = predict(x) / speed  # the model's time at K = 1's speed
         step_ratio = model_seconds / seconds
         # one step moves the evidence by at most a clear loss: a hiccup among steps that paid
@@ -271,71 +261,3 @@ class TrustRegion:
             self.verified = min(self.verified, k - 1)
             for deeper in [d for d in self._evidence if d >= k]:
                 del self._evidence[deeper]  # judged afresh after the cooldown
-
-
-class TrustRegions:
-    """The regions of every cell seen. `trust_inside_box`: cells inside the cost prior's box get
-    none (the model is trusted there: the rule before 2026-12-01 night, kept for A/B runs).
-    `profiled`: (B, context, depth) points where the profile verified its fit
-    (`StepCostModel.verified_depths`)."""
-
-    def __init__(self, trust_inside_box: bool,
-                 profiled: Sequence[tuple[int, int, int]] = ()) -> None:
-        self.trust_inside_box = trust_inside_box
-        self._cells: dict[Cell, TrustRegion] = {}
-        self._num_timed = 0  # drafting steps judged, every cell (orders `last_timed`)
-        self._profiled: dict[Cell, int] = {}  # a cell's profiled depth (the least of its points)
-        for batch_size, ctx, depth in profiled:
-            cell = cell_of(batch_size, ctx)
-            self._profiled[cell] = min(depth, self._profiled.get(cell, depth))
-
-    def profiled_depth(self, cell: Cell) -> int:
-        """The profile's depth for a cell: its own points', else the least of the adjacent
-        cells' points (a cell between two profiled batch sizes or contexts), else 0."""
-        if cell in self._profiled:
-            return self._profiled[cell]
-        return min((d for c, d in self._profiled.items() if _adjacent(c, cell)), default=0)
-
-    def __contains__(self, cell: Cell) -> bool:
-        return cell in self._cells
-
-    def open(self, cell: Cell, inside: bool, predict: Predict | None = None) -> bool:
-        """A cell's first step (`inside`: within the cost prior's box); returns whether a
-        region was opened. `predict`: the model the regions judge by; given, the new region
-        judges at the machine speed its most recently judged neighbour knows (the speed is the
-        machine's, not the cell's). Without it a cell opened as a batch crossed a context
-        bucket edge judged its first deep steps at the profile's speed while its neighbour had
-        learned the machine ran at 0.75 of it: K = 4 at 285 ms and K = 2 at 194 ms read as
-        overruns, and the cell ran K = 1 for 12 of its steps while every draft was accepted
-        (the clean-clone demo of 1dcb185, B4 x 512, replicate 0: `notes/scripts/
-        replay_steps.py`)."""
-        if cell in self._cells or (inside and self.trust_inside_box):
-            return False
-        neighbours = [t for c, t in self._cells.items() if _adjacent(c, cell)]
-        trust = self._cells[cell] = TrustRegion()
-        # what a neighbour verified in this run holds here too, until this cell says not
-        trust.verified = max((t.verified for t in neighbours), default=0)
-        if inside:
-            trust.verified = max(trust.verified, self.profiled_depth(cell))
-        judged = [t for t in neighbours if t.last_timed >= 0]
-        if predict is not None and judged:
-            trust.start_at_speed(max(judged, key=lambda t: t.last_timed).speed(predict))
-        return True
-
-    def cap(self, cell: Cell, steps: int, max_k: int) -> int:
-        """The deepest K the cell may draft at its `steps`-th step (max_k without a region)."""
-        trust = self._cells.get(cell)
-        return max_k if trust is None else min(max_k, trust.cap(steps))
-
-    def observe(self, cell: Cell, outcome: StepOutcome, seconds: float, x: np.ndarray,
-                predict: Predict, steps: int, may_cap: bool = True) -> None:
-        """A measured step of `cell` that drafted: did its deepest K cost what the model said?
-        x [F]: the step's features; `predict`: the cost model before this step; `may_cap`:
-        see `TrustRegion.timed`."""
-        trust = self._cells.get(cell)
-        drafted = [r.num_spec_tokens for r in outcome.requests]
-        if trust is None or not drafted or max(drafted) == 0:
-            return
-        trust.timed(max(drafted), seconds, x, predict, steps, may_cap)
-        trust.last_timed = self._num_timed
-        self._num_timed += 1
