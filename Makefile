@@ -34,7 +34,7 @@ test: $(STAMP)
 	bash scripts/test_all.sh
 
 test-main: $(STAMP)
-	$(PY) -m pytest -q -n $${SPECSCHED_TEST_WORKERS:-2}
+	$(PY) -m pytest -q -n $${SPECSCHED_TEST_WORKERS:-2} --dist loadfile
 
 test-vllm:
 	bash scripts/vllm/setup_env.sh

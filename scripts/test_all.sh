@@ -21,7 +21,7 @@ bash scripts/vllm/setup_env.sh >"$setup_log" 2>&1 &
 setup_pid=$!
 trap 'kill "$setup_pid" 2>/dev/null' INT TERM
 
-.venv/bin/python -m pytest -q -n "$workers"  # -n 0: serial
+.venv/bin/python -m pytest -q -n "$workers" --dist loadfile  # -n 0: serial
 main_rc=$?
 
 wait "$setup_pid"

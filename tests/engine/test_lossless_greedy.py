@@ -68,7 +68,9 @@ def test_random_cases_match_plain_greedy(drafter: str, config: int, pair: tuple[
 
 
 def test_case_count_and_near_ties(reference: TeacherForcedReference) -> None:
-    """Runs after the cases (file order): at least 1,000 compared, near-ties rare."""
+    """Runs after the cases (file order; `make test` distributes whole files, `--dist loadfile`,
+    since under per-test distribution this counted only its worker's cases and skipped): at
+    least 1,000 compared, near-ties rare."""
     if reference.cases < len(DRAFTERS) * CONFIGS_PER_DRAFTER * CALLS * PROMPTS_PER_CALL:
         pytest.skip("run with the whole file to count the cases")
     assert reference.cases >= 1000
