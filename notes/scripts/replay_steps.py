@@ -108,7 +108,8 @@ for n_step, (ms, prefill, ks_rec, acc_rec) in enumerate(trial["extra"]["steps"])
     policy.observe(StepOutcome(
         len(sched), tuple(RequestOutcome(i, c, k, a) for i, c, k, a in
                           zip(dec, computed[:len(dec)], ks_rec, acc_rec, strict=True)),
-        ms / 1e3, max(ks_rec, default=0), prefill))
+        ms / 1e3, max(ks_rec, default=0), prefill,
+        tuple(prompts[i] - 1 for i in pre) if prefill else ()))  # each chunk ends its prompt
     for i, a in zip(dec, acc_rec, strict=True):
         out[i] += a + 1
     for i in pre:

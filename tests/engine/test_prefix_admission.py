@@ -105,6 +105,26 @@ def test_last_step_describes_the_step(tiny_llama: tuple[Path, Any]) -> None:
     assert first.to_row()[1:] == [13, [], []] and first.to_row()[0] > 0
 
 
+def test_the_policy_sees_each_prefill_chunk_at_its_context(tiny_llama: tuple[Path, Any]) -> None:
+    """A prefill chunk reads the weights and attends over its prompt like a decoding row: the
+    step outcome names each chunk's context (its last token's), and the step cost model's rows
+    are the decoding requests, then one per chunk, its other tokens on the prefill term."""
+    llm = LLM(str(tiny_llama[0]), max_model_len=128, max_num_seqs=2)
+    eng = llm.engine
+    seen: list[Any] = []
+    eng.speculator.observe = seen.append  # type: ignore[method-assign]
+    params = SamplingParams(max_tokens=3, ignore_eos=True)
+    eng.add_request(tokens(9, seed=7), params)
+    eng.step()
+    eng.add_request(tokens(4, seed=8), params)
+    eng.step()
+    first, second = seen
+    assert (first.num_prefill_tokens, first.prefill_contexts, first.requests) == (9, (8,), ())
+    assert first.step_rows() == ([8], [0], 8)
+    assert (second.num_prefill_tokens, second.prefill_contexts) == (4, (3,))
+    assert second.step_rows() == ([9, 3], [0, 0], 3)  # the decoding request, then the chunk
+
+
 def test_the_step_log_is_bounded(tiny_llama: tuple[Path, Any], monkeypatch: Any) -> None:
     """A long-lived engine keeps its first MAX_STEP_LOG steps, and counts every step."""
     from specsched.engine import stats

@@ -47,13 +47,14 @@ def test_wave_with_one_straggler() -> None:
     # 3 requests accept every draft, 1 none; K=2 static, 10 tokens each, one wave of 4.
     wl = Workload((_req(10, 1.0),) * 3 + (_req(10, 0.0),), 4, waves=True)
     spec = simulate(wl, PolicyConfig.constant(2).build(), COST)
-    # prefill step 10 ms; 3 steps of 4 requests (10 + 4 + 2*8 = 30 ms) emit 3 tokens per fast
-    # request (1 -> 10); the straggler then runs alone, 1 token per step: 4 steps at K=2
-    # (10 + 1 + 4 = 15 ms), 1 at K=1 (room 1: 13 ms), 1 at K=0 (room 0: 11 ms).
+    # prefill step 14 ms (each prompt's chunk a row); 3 steps of 4 requests (10 + 4 + 2*8 =
+    # 30 ms) emit 3 tokens per fast request (1 -> 10); the straggler then runs alone, 1 token
+    # per step: 4 steps at K=2 (10 + 1 + 4 = 15 ms), 1 at K=1 (room 1: 13 ms), 1 at K=0 (room
+    # 0: 11 ms).
     assert spec.steps == 10 and spec.output_tokens == 40
-    assert spec.seconds == pytest.approx(0.010 + 3 * 0.030 + 4 * 0.015 + 0.013 + 0.011)
+    assert spec.seconds == pytest.approx(0.014 + 3 * 0.030 + 4 * 0.015 + 0.013 + 0.011)
     nospec = simulate(wl, PolicyConfig.constant(0).build(), COST)
-    assert nospec.steps == 10 and nospec.seconds == pytest.approx(0.010 + 9 * 0.014)
+    assert nospec.steps == 10 and nospec.seconds == pytest.approx(0.014 + 9 * 0.014)
     # a steady batch of 4 at mean acceptance 0.75 would predict a gain; the straggler makes a loss
     assert spec.goodput < nospec.goodput
 
@@ -63,12 +64,13 @@ def test_closed_loop_refill_saves_the_tail_steps_of_waves() -> None:
     reqs = tuple(SimRequest(100, n, ((0, (1.0,)),)) for n in (3, 7, 3, 3))
     closed = simulate(Workload(reqs, 2), PolicyConfig.constant(0).build(), cost)
     waves = simulate(Workload(reqs, 2, waves=True), PolicyConfig.constant(0).build(), cost)
-    # closed loop: r2 and r3 start as soon as a slot frees (prefill 10 ms + 1 ms per decoder)
+    # closed loop: r2 and r3 start as soon as a slot frees; a 100-token prefill chunk costs a
+    # row (1 ms) and its other 99 tokens (9.9 ms): 2 prompts 31.8 ms, one beside a decoder 21.9
     assert closed.steps == 9 and closed.seconds == pytest.approx(
-        0.030 + 2 * 0.012 + 0.021 + 2 * 0.012 + 0.021 + 2 * 0.011)
+        0.0318 + 2 * 0.012 + 0.0219 + 2 * 0.012 + 0.0219 + 2 * 0.011)
     # waves: r1 runs alone for 4 steps before the second wave starts
     assert waves.steps == 10 and waves.seconds == pytest.approx(
-        0.030 + 2 * 0.012 + 4 * 0.011 + 0.030 + 2 * 0.012)
+        0.0318 + 2 * 0.012 + 4 * 0.011 + 0.0318 + 2 * 0.012)
     assert closed.output_tokens == waves.output_tokens == 16
 
 
@@ -95,9 +97,22 @@ def test_a_prefill_budget_admits_new_requests_a_chunk_at_a_time() -> None:
     assert decoding[:5] == [0, 1, 1, 2, 3]
     assert res.output_tokens == 24
     prefill_seconds = res.seconds - sum(0.010 + 0.001 * n for n in decoding)
-    assert prefill_seconds == pytest.approx(300 * 0.0001)
+    # five chunks (r0 100; r1 99 + 1; r2 98 + 2): each a row (1 ms) and its other tokens
+    assert prefill_seconds == pytest.approx(5 * 0.001 + (300 - 5) * 0.0001)
     with pytest.raises(ValueError, match="prefill_budget"):
         Workload(reqs, 3, prefill_budget=0)
+
+
+def test_a_cached_prompt_prefills_at_the_cost_of_a_decode_row_at_its_context() -> None:
+    """The engine backend prefills prompts untimed, so a trial recomputes only their last few
+    tokens, which read the weights and attend over the whole cached prompt like a decode step:
+    a 16-token chunk of a 4,096-token prompt costs a row at context 4,095 and 15 prefill
+    tokens, not the step overhead alone (a + 16 g)."""
+    cost = StepCostModel((0.010, 0.001, 0.005, 0.0, 0.0, 0.0, 0.0001))  # c: 5 ms per 1k context
+    wl = Workload((SimRequest(4096, 1, ((0, (1.0,)),)),), 1, prefill_tokens=16)
+    res = simulate(wl, PolicyConfig.constant(0).build(), cost)
+    assert res.steps == 1 and res.output_tokens == 1
+    assert res.seconds == pytest.approx(0.010 + 0.001 + 0.005 * 4095 / CTX_UNIT + 15 * 0.0001)
 
 
 def _linear_profile(a: float, requests: tuple[tuple[float, ...], ...] = ()) -> Profile:

@@ -52,8 +52,11 @@ def step_outcome(out: SchedulerOutput, result: VerifyResult, decision: KDecision
             requests.append(RequestOutcome(s.seq.request_id, s.seq.num_computed_tokens,
                                            s.num_spec_tokens, accepted[row]))
         row += 1
-    prefill = sum(s.num_new_tokens for s in out.scheduled if s.seq.is_prefilling)
-    return StepOutcome(len(out.scheduled), tuple(requests), None, decision.step_k, prefill)
+    chunks = [s for s in out.scheduled if s.seq.is_prefilling and s.num_new_tokens > 0]
+    prefill = sum(s.num_new_tokens for s in chunks)
+    contexts = tuple(s.seq.num_computed_tokens + s.num_new_tokens - 1 for s in chunks)
+    return StepOutcome(len(out.scheduled), tuple(requests), None, decision.step_k, prefill,
+                       contexts)
 
 
 def record_step(

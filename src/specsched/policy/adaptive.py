@@ -256,8 +256,7 @@ class AdaptivePolicy:
             return
         cold, self._cold_step = self._cold_step, False
         b = len(outcome.requests)
-        ctx = [r.num_computed_tokens for r in outcome.requests]
-        drafted = [r.num_spec_tokens for r in outcome.requests]
+        ctx, drafted, prefill = outcome.step_rows()  # [rows]: decoding, then prompt chunks
         seconds = outcome.step_time_s
         # the first decoding step after start-up or a prefill phase is a warm-up outlier (AVX2
         # EPYC, 2026-12-04: B16 x 512 1752 ms at K = 0, its next K = 0 steps 262-322 ms): it
@@ -265,7 +264,7 @@ class AdaptivePolicy:
         # no-spec look 2-6x dearer, and the arm ran K = 1-2 for 27 of 37 steps: 0.843x no-spec.
         if seconds is None or seconds <= 0:
             return
-        x = self.cost.features(ctx, drafted, outcome.num_prefill_tokens)
+        x = self.cost.features(ctx, drafted, prefill)
         # the step in the profile's shape, read before the model learns from it (`step_costs`)
         plane = plane_costs(self.cost, ctx, self.max_k)
         in_shape = shaped_costs(plane, self._shape, ctx, self.max_k)
@@ -282,8 +281,8 @@ class AdaptivePolicy:
                                 self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        x0 = self.cost.features(ctx, [0] * b, outcome.num_prefill_tokens)
-        x0 = shaped_features(x0, self.cost.predict(x0), plane, in_shape, [0] * b)
+        x0 = self.cost.features(ctx, [0] * len(ctx), prefill)
+        x0 = shaped_features(x0, self.cost.predict(x0), plane, in_shape, [0] * len(ctx))
         self.cost.update(shaped, seconds)
         if pending is None:
             return

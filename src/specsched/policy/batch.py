@@ -98,3 +98,15 @@ class StepOutcome:
     step_time_s: float | None = None  # wall time of the step; None where it is not measured
     step_k: int = 0  # the decision's step K
     num_prefill_tokens: int = 0  # prompt tokens of prefill chunks in the same step
+    # [chunks] what each prefill chunk's last token attends over (its context): the chunk's row
+    # reads the weights and the cached prompt like a decoding row there, e.g. a 1-7 token tail
+    # of a cached 4,096-token prompt ran 66-102 ms, the no-spec step ~73 (() : not reported)
+    prefill_contexts: tuple[int, ...] = ()
+
+    def step_rows(self) -> tuple[list[int], list[int], int]:
+        """(context per row [rows], drafts per row [rows], other prefill tokens): the decoding
+        requests, then one row (K = 0) per prefill chunk at its context; the chunks' other
+        tokens go to the prefill term. What a step cost model's features describe."""
+        ctx = [r.num_computed_tokens for r in self.requests] + list(self.prefill_contexts)
+        drafted = [r.num_spec_tokens for r in self.requests] + [0] * len(self.prefill_contexts)
+        return ctx, drafted, max(0, self.num_prefill_tokens - len(self.prefill_contexts))
