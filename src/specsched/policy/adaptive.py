@@ -255,7 +255,6 @@ class AdaptivePolicy:
             self._cold_step = True
             return
         cold, self._cold_step = self._cold_step, False
-        b = len(outcome.requests)
         ctx, drafted, prefill = outcome.step_rows()  # [rows]: decoding, then prompt chunks
         seconds = outcome.step_time_s
         # the first decoding step after start-up or a prefill phase is a warm-up outlier (AVX2
@@ -281,8 +280,9 @@ class AdaptivePolicy:
                                 self.cell_state[pending.cell].steps, may_cap=clean)
         if cold:  # may verify a depth (above), but neither fits the cost nor judges the guard
             return
-        x0 = self.cost.features(ctx, [0] * len(ctx), prefill)
-        x0 = shaped_features(x0, self.cost.predict(x0), plane, in_shape, [0] * len(ctx))
+        no_drafts = [0] * len(ctx)  # x0: the same rows as if no-spec
+        x0 = self.cost.features(ctx, no_drafts, prefill)
+        x0 = shaped_features(x0, self.cost.predict(x0), plane, in_shape, no_drafts)
         self.cost.update(shaped, seconds)
         if pending is None:
             return
@@ -290,7 +290,7 @@ class AdaptivePolicy:
         state = self.cell_state[cell]
         tokens = sum(r.num_accepted_tokens + 1 for r in outcome.requests)
         # x0: as if no-spec (shaped before the update, like x)
-        sample, theta = (tokens / b, seconds, x0, shaped), self.cost.theta
+        sample, theta = (tokens / len(outcome.requests), seconds, x0, shaped), self.cost.theta
         # a probe is compared with the other population (read before this step joins its own)
         other = state.mean(not did_draft, theta) if probe else None
         if not partial:

@@ -98,9 +98,9 @@ class StepOutcome:
     step_time_s: float | None = None  # wall time of the step; None where it is not measured
     step_k: int = 0  # the decision's step K
     num_prefill_tokens: int = 0  # prompt tokens of prefill chunks in the same step
-    # [chunks] what each prefill chunk's last token attends over (its context): the chunk's row
-    # reads the weights and the cached prompt like a decoding row there, e.g. a 1-7 token tail
-    # of a cached 4,096-token prompt ran 66-102 ms, the no-spec step ~73 (() : not reported)
+    # [chunks] what each prefill chunk's last token attends over (its context): its row reads
+    # the weights and the cached prompt like a decoding row there (measured: `planner.simulate`'s
+    # module doc). (): not reported (vLLM), every prefill token then on the prefill term
     prefill_contexts: tuple[int, ...] = ()
 
     def step_rows(self) -> tuple[list[int], list[int], int]:
