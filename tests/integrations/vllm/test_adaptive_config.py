@@ -15,7 +15,8 @@ import pytest
 from specsched.cli import main
 from specsched.errors import UserError
 from specsched.integrations.vllm import config_from_additional, config_from_obj, coverage_table
-from specsched.integrations.vllm.adaptive import AdaptiveRun, engine_adaptive, parse_adaptive
+from specsched.integrations.vllm.adaptive import AdaptiveRun
+from specsched.integrations.vllm.adaptive_settings import engine_adaptive, parse_adaptive
 from specsched.integrations.vllm.table import dense_from_entries, missing_from_lookup
 from specsched.policy import AdaptiveConfig, PolicyConfig, PolicyKind
 from specsched.policy.adaptive import Pending

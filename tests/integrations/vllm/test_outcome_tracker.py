@@ -56,3 +56,20 @@ def test_pending_is_bounded() -> None:
     t.begin(MAX_PENDING + 9)
     done = t.finish(2.0)
     assert done is not None and done.decided.step == MAX_PENDING + 9
+
+
+def test_prefill_chunks_reach_the_outcome_as_rows_at_their_contexts() -> None:
+    t = OutcomeTracker()
+    t.on_schedule(1, {"a": (10, 0)}, decided(1, 2))
+    t.begin(1)
+    t.finish(1.0)
+    # a decodes (2 drafts); b prefills a 16-token chunk after 32 computed, c its 5-token prompt
+    t.on_schedule(2, {"a": (11, 2)}, decided(2, 2), num_prefill_tokens=21,
+                  prefill_contexts=(47, 4))
+    t.begin(2)
+    t.on_verified("a", 2, 2)
+    done = t.finish(1.5)
+    assert done is not None
+    assert done.outcome.prefill_contexts == (47, 4) and done.outcome.num_prefill_tokens == 21
+    # the step cost model's rows: a at 11 with 2 drafts, one K = 0 row per chunk, 19 tokens left
+    assert done.outcome.step_rows() == ([11, 47, 4], [2, 0, 0], 19)

@@ -85,6 +85,23 @@ def test_outcomes_reach_the_policy(model_dir: Path, async_scheduling: bool) -> N
         assert all(r.num_spec_tokens == prev.k for r in out.requests)  # sized by the decision
 
 
+def test_a_prefill_chunk_reaches_the_policy_at_its_context(model_dir: Path) -> None:
+    sched = specsched_scheduler(model_dir, SCHEDULE_2D)
+    recorder = Recorder(sched.specsched_policy)
+    sched.specsched_policy = recorder
+    add_request(sched, "a", prompt_len=50)
+    steps = [step(sched, first_only) for _ in range(3)]
+    add_request(sched, "b", prompt_len=30)  # prefilled while a decodes
+    steps += [step(sched, first_only) for _ in range(3)]
+    j = next(i for i, st in enumerate(steps) if "b" in st.computed)
+    assert steps[j].computed["b"] == 0 and "a" in steps[j].computed
+    out = recorder.seen[j - 1]  # step 0 (a's prefill) has no outcome
+    assert out.prefill_contexts == (29,) and out.num_prefill_tokens == 30  # 0 + 30 - 1
+    assert [r.request_id for r in out.requests] == ["a"]
+    later = recorder.seen[j]  # b decodes now: no chunk
+    assert later.prefill_contexts == () and later.num_prefill_tokens == 0
+
+
 def test_counters_trace_and_planner_import(model_dir: Path, tmp_path: Path) -> None:
     trace = tmp_path / "steps.jsonl"
     sched = specsched_scheduler(model_dir, SCHEDULE_2D, trace=str(trace))

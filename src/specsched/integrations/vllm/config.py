@@ -4,9 +4,9 @@ Accepted shapes of `additional_config["specsched"]` (JSON through `--additional-
 - an object: `{"schedule": [[bs_lo, bs_hi, ctx_lo, ctx_hi, K], ...] | "path.json|yaml",
   "ctx_agg": "mean"|"median"|"max", "log_every": N, "trace": "steps.jsonl",
   "hysteresis": {"persist_steps": N, "margin": 0.1}, "policy": "static"|"adaptive",
-  "adaptive": {"profile": "profile.json", "max_k": 4, ...}}` (`adaptive.py`: the closed-loop
-  policy with the schedule as its prior; `per_request_k` may only be false); the upstream
-  proposal's key names
+  "adaptive": {"profile": "profile.json", "max_k": 4, ...}}` (`adaptive_settings.py`: the
+  closed-loop policy with the schedule as its prior; `per_request_k` may only be false); the
+  upstream proposal's key names
   (`speculative_token_schedule`, or `num_speculative_tokens_per_batch_size` with 5-item entries)
   are accepted for `schedule`, so its two keys move here verbatim (vLLM <= 0.33 rejects them in
   `--speculative-config` before any scheduler class loads: extra="forbid", 3-item tuples);
@@ -22,7 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from specsched.errors import ScheduleError, UserError
-from specsched.integrations.vllm.adaptive import TUNABLE, parse_adaptive, refuse_per_request
+from specsched.integrations.vllm.adaptive_settings import (
+    TUNABLE,
+    parse_adaptive,
+    refuse_per_request,
+)
 from specsched.io import check_keys, show_value
 from specsched.policy import AdaptiveConfig, PolicyKind
 from specsched.policy.hysteresis import HysteresisConfig

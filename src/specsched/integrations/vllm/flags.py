@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specsched.errors import UserError
-from specsched.integrations.vllm.adaptive import parse_adaptive
+from specsched.integrations.vllm.adaptive_settings import parse_adaptive
 from specsched.integrations.vllm.config import ADDITIONAL_CONFIG_KEY, VllmIntegrationConfig
 from specsched.integrations.vllm.table import DEFAULT_MAX_NUM_SEQS, coverage_table
 from specsched.policy import AdaptiveConfig, PolicyKind

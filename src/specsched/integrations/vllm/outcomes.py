@@ -6,8 +6,11 @@ step belong to the *previous decision in schedule order* — also under async sc
 `schedule(N+1)` runs before `update_from_output(N)`: `AsyncScheduler` sizes step N+1's draft
 placeholders from step N's K. Hence, per step:
 1. at schedule time (`_update_after_schedule`, before the advance) the scheduler class snapshots,
-   for each decoding request, its context (`num_computed_tokens`) and its scheduled drafts, with
-   the previous decision, keyed by `id(scheduler_output)` (a plain dataclass: not hashable);
+   for each decoding request, its context (`num_computed_tokens`) and its scheduled drafts, and
+   for each prefill chunk its tokens and the context its last token attends over
+   (`num_computed_tokens + num_scheduled_tokens - 1`: a row of the step cost model, like the
+   engine's recorder), with the previous decision, keyed by `id(scheduler_output)` (a plain
+   dataclass: not hashable);
 2. `update_from_output` pops that snapshot (`begin`); vLLM reports each request's drafts and
    accepted drafts through `make_spec_decoding_stats` (`on_verified`; vLLM's own guards apply:
    finished, stale or failed requests are not reported);
@@ -48,6 +51,7 @@ class _Pending:
     decided: Decided | None  # the decision that sized this step's drafts
     contexts: dict[str, tuple[int, int]]  # req_id -> (num_computed_tokens, drafts scheduled)
     prefill_tokens: int = 0  # prompt tokens of prefill chunks scheduled in the step
+    prefill_contexts: tuple[int, ...] = ()  # [chunks] each chunk's last token's context
     verified: dict[str, tuple[int, int]] = field(default_factory=dict)  # -> (drafts, accepted)
 
 
@@ -62,11 +66,12 @@ class OutcomeTracker:
 
     def on_schedule(
         self, key: int, contexts: dict[str, tuple[int, int]], decided: Decided | None,
-        num_prefill_tokens: int = 0,
+        num_prefill_tokens: int = 0, prefill_contexts: tuple[int, ...] = (),
     ) -> None:
-        """Step scheduled: its decoding requests' (context, drafts), its prefill tokens (they
-        take part of the step's time) and the new decision."""
-        self._pending[key] = _Pending(self._last, contexts, num_prefill_tokens)
+        """Step scheduled: its decoding requests' (context, drafts), its prefill tokens and
+        chunks' contexts (they take part of the step's time) and the new decision."""
+        self._pending[key] = _Pending(self._last, contexts, num_prefill_tokens,
+                                      prefill_contexts)
         while len(self._pending) > MAX_PENDING:
             del self._pending[next(iter(self._pending))]
         if decided is not None:
@@ -101,5 +106,5 @@ class OutcomeTracker:
         step_time = None if prev is None else now - prev
         decided = cur.decided
         outcome = StepOutcome(decided.route.batch_size, tuple(requests), step_time, decided.k,
-                              cur.prefill_tokens)
+                              cur.prefill_tokens, cur.prefill_contexts)
         return FinishedStep(decided, outcome, len(cur.contexts))

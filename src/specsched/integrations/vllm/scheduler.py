@@ -15,7 +15,8 @@ After each step, `update_from_output` reads back what verification did with the 
 previous decision sized (`outcomes.py`; accepted counts through `make_spec_decoding_stats`) and
 hands the `StepOutcome` to the policy's `observe` (step time = wall time between consecutive
 `update_from_output` calls), the per-cell Prometheus counters (`metrics.py`) and the trace.
-At start the class refuses a model runner known to ignore its K (`runner.py`), and an optional
+At start the class checks its config against the engine (`validate.py`: among others it refuses
+a model runner known to ignore its K, `runner.py`), and an optional
 hysteresis (`policy.hysteresis`) wraps the policy. `"policy": "adaptive"` runs the closed-loop
 policy (`adaptive.py`: the schedule is its prior; one K per step; every K in 0..max_k must be in
 vLLM's table) and logs/writes the schedule it learned every `log_every` steps and at shutdown.
@@ -33,7 +34,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from specsched.integrations.vllm.version import check_vllm_version, missing_hooks
+from specsched.integrations.vllm.version import check_vllm_version
 
 VLLM_VERSION = check_vllm_version()  # one-line UserError before touching vLLM internals
 
@@ -41,16 +42,8 @@ from vllm.v1.core.sched.async_scheduler import AsyncScheduler  # noqa: E402
 from vllm.v1.core.sched.output import SchedulerOutput  # noqa: E402
 from vllm.v1.core.sched.scheduler import Scheduler  # noqa: E402
 
-from specsched.errors import UserError  # noqa: E402
-from specsched.integrations.vllm.adaptive import (  # noqa: E402
-    AdaptiveRun,
-    StepKRoute,
-    engine_adaptive,
-)
-from specsched.integrations.vllm.config import (  # noqa: E402
-    VllmIntegrationConfig,
-    config_from_additional,
-)
+from specsched.integrations.vllm.adaptive import AdaptiveRun, StepKRoute  # noqa: E402
+from specsched.integrations.vllm.config import VllmIntegrationConfig  # noqa: E402
 from specsched.integrations.vllm.metrics import (  # noqa: E402
     PromCounters,
     cell_labels,
@@ -59,14 +52,17 @@ from specsched.integrations.vllm.metrics import (  # noqa: E402
     prom_counters,
 )
 from specsched.integrations.vllm.outcomes import Decided, FinishedStep, OutcomeTracker  # noqa: E402
-from specsched.integrations.vllm.runner import runner_problem  # noqa: E402
-from specsched.integrations.vllm.table import missing_from_lookup  # noqa: E402
 from specsched.integrations.vllm.usage import (  # noqa: E402
     KUsage,
     open_trace,
     outcome_record,
     schedule_record,
     trace_record,
+)
+from specsched.integrations.vllm.validate import (  # noqa: E402
+    LOGGER_NAME,
+    adaptive_text,
+    validated_config,
 )
 from specsched.policy import (  # noqa: E402
     AdaptivePolicy,
@@ -81,9 +77,6 @@ if TYPE_CHECKING:
     from vllm.v1.outputs import ModelRunnerOutput
     from vllm.v1.spec_decode.metrics import SpecDecodingStats
 
-# A child of vLLM's "vllm" logger: vLLM's handler and VLLM_LOGGING_LEVEL apply (DEBUG shows the
-# K of every step), with no logging setup of our own in the engine-core process.
-LOGGER_NAME = "vllm.specsched"
 logger = logging.getLogger(LOGGER_NAME)
 
 _OUTPUT_FIELDS = frozenset(f.name for f in dataclasses.fields(SchedulerOutput))
@@ -91,88 +84,6 @@ _OUTPUT_FIELDS = frozenset(f.name for f in dataclasses.fields(SchedulerOutput))
 _READS_ACCEPTANCE = hasattr(Scheduler, "make_spec_decoding_stats")
 # The clock of the step time handed to the policy (tests replace it with a fake one).
 _clock = time.perf_counter
-
-
-def _calls(obj: Any, method: str) -> bool:
-    """`obj.method()` when this vLLM has it, else False."""
-    fn = getattr(obj, method, None)
-    return bool(fn()) if callable(fn) else False
-
-
-def _validated_config(sched: Any) -> VllmIntegrationConfig | None:
-    """Read and check the integration config against the engine; one-line errors."""
-    vllm_config = sched.vllm_config
-    cfg = config_from_additional(vllm_config.additional_config)
-    if cfg is None:
-        logger.warning(
-            "specsched: no additional_config['specsched']; %s behaves like stock vLLM",
-            type(sched).__name__,
-        )
-        return None
-    gone = missing_hooks(sched, _OUTPUT_FIELDS)
-    if gone:
-        raise UserError(
-            f"specsched: this vLLM lacks {', '.join(gone)}; the scheduler class supports the "
-            "versions listed in notes/vllm.md"
-        )
-    spec = vllm_config.speculative_config
-    if spec is None or not sched.num_spec_tokens:
-        raise UserError(
-            "specsched: the 2-D schedule needs speculative decoding; pass the "
-            "--speculative-config printed by `specsched export --to vllm`"
-        )
-    if sched.dynamic_sd_lookup is None:
-        dp = vllm_config.parallel_config.data_parallel_size
-        why = (
-            f"vLLM disables dynamic K with data parallel size {dp} (ranks would diverge); "
-            "use tensor/pipeline parallelism or one engine per rank"
-            if dp > 1
-            else "its speculative config has no num_speculative_tokens_per_batch_size table; "
-            "use the --speculative-config printed by `specsched export --to vllm`"
-        )
-        raise UserError(f"specsched: cannot choose K per step: {why}")
-    use_v2 = getattr(sched, "use_v2_model_runner", None)
-    if use_v2 is None:  # versions without the scheduler attribute
-        use_v2 = getattr(vllm_config, "use_v2_model_runner", False)
-    multi_mtp = _calls(spec, "use_multi_module_mtp") and not _calls(spec, "use_gemma4_mtp")
-    problem = runner_problem(spec.method, bool(use_v2), VLLM_VERSION, multi_module_mtp=multi_mtp)
-    if problem is not None:
-        raise UserError(f"specsched: {problem}")
-    cap = sched.num_spec_tokens
-    if cfg.is_adaptive:
-        adaptive = engine_adaptive(cfg.adaptive_config, cfg.adaptive_max_k_given, cap,
-                                   sched.dynamic_sd_lookup)
-        cfg = dataclasses.replace(cfg, adaptive=adaptive)
-        cap = adaptive.max_k  # the prior's K never exceeds what the policy may choose
-    schedule = cfg.schedule.clamped(cap if cfg.schedule.max_k is None
-                                    else min(cfg.schedule.max_k, cap))
-    missing = missing_from_lookup(schedule, sched.dynamic_sd_lookup)
-    if missing:
-        max_num_seqs = len(sched.dynamic_sd_lookup) - 1
-        raise UserError(
-            f"specsched: the 2-D schedule emits K={missing} but the speculative config's "
-            f"num_speculative_tokens_per_batch_size never maps a batch size <= {max_num_seqs} "
-            f"to it; re-run `specsched export --to vllm --max-num-seqs {max_num_seqs}` and use "
-            "its --speculative-config"
-        )
-    if cfg.schedule.max_emitted_k > cap:
-        logger.warning(
-            "specsched: schedule K up to %d clamped to %s=%d",
-            cfg.schedule.max_emitted_k,
-            "adaptive max_k" if cfg.is_adaptive else "num_speculative_tokens",
-            cap,
-        )
-    return dataclasses.replace(cfg, schedule=schedule)
-
-
-def _adaptive_text(cfg: VllmIntegrationConfig) -> str:
-    a = cfg.adaptive_config
-    priors = [name for name, have in (("cost", a.cost_prior is not None),
-                                      ("acceptance", bool(a.acceptance_prior))) if have]
-    profile = (cfg.adaptive_settings or {}).get("profile")
-    return (f"; policy adaptive: schedule as prior, max_k={a.max_k}, one K per step, priors: "
-            f"{' + '.join(priors) or 'none (learned online)'}"
-            f"{f' from {profile}' if profile else ''}")
 
 
 class _ContextAwareMixin:
@@ -188,7 +99,7 @@ class _ContextAwareMixin:
     _specsched_adaptive: AdaptiveRun | None
 
     def _specsched_init(self) -> None:
-        self.specsched_config = _validated_config(self)
+        self.specsched_config = validated_config(self, _OUTPUT_FIELDS, VLLM_VERSION)
         cfg = self.specsched_config
         self.specsched_usage = KUsage()
         self._specsched_step = 0
@@ -220,7 +131,7 @@ class _ContextAwareMixin:
             cfg.ctx_agg.value,
             list(cfg.schedule.k_values),
             "" if cfg.hysteresis is None else f", hysteresis {cfg.hysteresis}",
-            "" if cfg.adaptive is None else _adaptive_text(cfg),
+            "" if cfg.adaptive is None else adaptive_text(cfg),
         )
 
     def _update_after_schedule(self, scheduler_output: SchedulerOutput) -> None:
@@ -242,9 +153,11 @@ class _ContextAwareMixin:
             spec = scheduler_output.scheduled_spec_decode_tokens
             contexts = {r: (c, len(spec.get(r, ()))) for r, c, p in zip(req_ids, computed, prompt)
                         if c >= p}
-            prefill = sum(n for (r, n), c, p in zip(req_ids.items(), computed, prompt) if c < p)
-            self._specsched_outcomes.on_schedule(id(scheduler_output), contexts, decided,
-                                                 num_prefill_tokens=prefill)
+            chunks = [(c, n) for n, c, p in zip(req_ids.values(), computed, prompt) if c < p]
+            self._specsched_outcomes.on_schedule(
+                id(scheduler_output), contexts, decided,
+                num_prefill_tokens=sum(n for _, n in chunks),
+                prefill_contexts=tuple(c + n - 1 for c, n in chunks))
         super()._update_after_schedule(scheduler_output)  # type: ignore[misc]
 
     def update_from_output(
