@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from specsched.bench.canonical import experiment_hash, experiment_to_obj
 from specsched.bench.experiment import DrafterChoice, ScenarioKind
-from specsched.bench.load import (
-    experiment_from_obj,
-    experiment_hash,
-    experiment_to_obj,
-    load_experiment,
-)
+from specsched.bench.load import experiment_from_obj, load_experiment
 from specsched.errors import UserError
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "experiments"

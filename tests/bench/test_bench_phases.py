@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from specsched.bench.load import experiment_from_obj, experiment_to_obj
+from specsched.bench.canonical import experiment_to_obj
+from specsched.bench.load import experiment_from_obj
 from specsched.bench.workload import request_shapes
 from specsched.corpus import build_prompts, corpus_words
 from specsched.errors import UserError

@@ -8,6 +8,7 @@ verdicts) -> report/charts. The statistics and dry-run import no torch.
 from __future__ import annotations
 
 from specsched.bench.analysis import Analysis, Metric, analyze
+from specsched.bench.canonical import experiment_hash, experiment_to_obj
 from specsched.bench.dryrun import Crossing, DryRun, ScenarioDryRun, dry_run, wave_k_runs
 from specsched.bench.experiment import (
     Arm,
@@ -18,12 +19,7 @@ from specsched.bench.experiment import (
     ScenarioKind,
     ServerSpec,
 )
-from specsched.bench.load import (
-    experiment_from_obj,
-    experiment_hash,
-    experiment_to_obj,
-    load_experiment,
-)
+from specsched.bench.load import experiment_from_obj, load_experiment
 from specsched.bench.order import PlannedTrial, arm_orders, plan_trials, williams_square
 from specsched.bench.results import Results, read_results
 from specsched.bench.runner import RunSummary, run_experiment

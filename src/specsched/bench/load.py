@@ -1,16 +1,15 @@
 """Read an experiment file (YAML or JSON) into an `Experiment`, with one-line errors that name
-the field; `experiment_to_obj` / `experiment_hash` give its canonical form (schedules resolved)."""
+the field (its canonical form and hash: `canonical.py`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from specsched.bench.arm_policy import parse_policy, policy_to_obj
+from specsched.bench.arm_policy import parse_policy
 from specsched.bench.experiment import (
     Arm,
     BackendKind,
@@ -249,59 +248,3 @@ def load_experiment(path: str | Path) -> Experiment:
         return experiment_from_obj(obj, path.parent)
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
-
-
-def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
-    """Canonical JSON-ready form, schedules resolved to 5-item entries (what the hash covers)."""
-    return {
-        "name": exp.name,
-        "baseline": exp.baseline,
-        "replicates": exp.replicates,
-        "warmup": exp.warmup,
-        "seed": exp.seed,
-        "backend": exp.backend.value,
-        "backend_options": dict(exp.backend_options),
-        "arms": [
-            {
-                "name": a.name,
-                "schedule": a.policy.schedule.entries(5),
-                "max_k": a.policy.schedule.max_k,
-                "ctx_agg": a.policy.ctx_agg.value,
-                "drafter": a.drafter_label,
-                "per_request_k": a.policy.per_request_k,
-                **policy_to_obj(a.policy),
-                **({"warm": True} if a.warm else {}),  # absent when false: older hashes hold
-                "server": None if a.server is None else {
-                    "base_url": a.server.base_url,
-                    "command": list(a.server.command),
-                    "model": a.server.model,
-                    "ready_timeout_s": a.server.ready_timeout_s,
-                    "env": dict(a.server.env),
-                },
-                "options": dict(a.options),
-            }
-            for a in exp.arms
-        ],
-        "scenarios": [
-            {
-                "name": s.name, "kind": s.kind.value, "output_len": s.output_len,
-                "num_requests": s.num_requests, "concurrency": s.concurrency,
-                "prompt_lens": list(s.prompt_lens), "prefix_len": s.prefix_len,
-                "suffix_len": s.suffix_len, "num_prefixes": s.num_prefixes,
-                "input_len": s.input_len, "range_ratio": s.range_ratio,
-                **({"phase_len": s.phase_len, "repeat_unit": s.repeat_unit}
-                   if s.kind is ScenarioKind.PHASES else {}),
-                **({"document_unit": s.document_unit} if s.document_unit else {}),
-                **({"document_shuffle": True} if s.document_shuffle else {}),
-                "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
-                             "top_k": s.sampling.top_k},
-            }
-            for s in exp.scenarios
-        ],
-    }
-
-
-def experiment_hash(exp: Experiment) -> str:
-    """sha256 (16 hex) of the canonical form: a changed arm, scenario or schedule changes it."""
-    canon = json.dumps(experiment_to_obj(exp), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:16]

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from specsched.bench.backends.base import Backend, TrialFailed, TrialResult, TrialSpec
+from specsched.bench.canonical import experiment_hash, experiment_to_obj
 from specsched.bench.dryrun import DryRun
 from specsched.bench.experiment import Experiment
-from specsched.bench.load import experiment_hash, experiment_to_obj
 from specsched.bench.lock import results_lock
 from specsched.bench.order import PlannedTrial, plan_trials
 from specsched.bench.results import (
