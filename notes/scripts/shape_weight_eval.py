@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 
 import specsched.planner.predict as predict_mod
-from specsched.bench.load import experiment_from_obj
 from specsched.demo.predict import predicted
-from specsched.planner import load_profile
 from specsched.planner.cost_fit import fit_cost as real_fit_cost
+
+sys.path.insert(0, str(Path(__file__).parent))
+from demo_dir import load_demo
 
 weights = [float(w) for w in sys.argv[1].split(",")]
 dirs = [Path(a) for a in sys.argv[2:]]
@@ -41,16 +42,8 @@ errs: dict[float, list[float]] = {w: [] for w in weights}
 per_dir: dict[float, list[float]] = {w: [] for w in weights}
 for d in dirs:
     try:
-        rows = [json.loads(ln) for ln in (d / "results.jsonl").read_text().splitlines()]
         verdict = json.loads((d / "verdict.json").read_text())
-        header = rows[0]["experiment"]
-        for arm in header["arms"]:
-            if arm.get("adaptive"):
-                arm["adaptive"] = {k: v for k, v in arm["adaptive"].items()
-                                   if k not in ("acceptance_prior", "cost_prior")}
-                arm["adaptive"]["profile"] = "profile.json"
-        exp = experiment_from_obj(header, d)
-        profile = load_profile(d / "profile.json")
+        exp, profile, _ = load_demo(d)
     except Exception as exc:  # an older layout: skip it, say so
         print(f"{d.name}: skipped ({type(exc).__name__}: {exc})"[:160])
         continue

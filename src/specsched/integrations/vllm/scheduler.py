@@ -16,8 +16,8 @@ previous decision sized (`outcomes.py`; accepted counts through `make_spec_decod
 hands the `StepOutcome` to the policy's `observe` (step time = wall time between consecutive
 `update_from_output` calls), the per-cell Prometheus counters (`metrics.py`) and the trace.
 At start the class checks its config against the engine (`validate.py`: among others it refuses
-a model runner known to ignore its K, `runner.py`), and an optional
-hysteresis (`policy.hysteresis`) wraps the policy. `"policy": "adaptive"` runs the closed-loop
+a model runner known to ignore its K, `runner.py`), and an optional hysteresis
+(`policy.hysteresis`) wraps the policy. `"policy": "adaptive"` runs the closed-loop
 policy (`adaptive.py`: the schedule is its prior; one K per step; every K in 0..max_k must be in
 vLLM's table) and logs/writes the schedule it learned every `log_every` steps and at shutdown.
 
