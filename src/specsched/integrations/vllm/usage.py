@@ -9,10 +9,12 @@ The JSON-lines trace has three kinds of record:
 - `{"kind": "decision", "step", "batch_size", "pool", "ctx_repr", "bucket", "k", "k_scheduled"}`
   for every K decision;
 - `{"kind": "outcome", "step", "batch_size", "bucket", "k", "step_time_s", "decoding",
-  "prefill_tokens", "requests": [[ctx, drafts, accepted], ...]}` when a step verified the drafts
-  that decision `step` sized (`outcomes.py`): one triple per request that verified >= 1 draft,
-  its context taken at schedule time; `decoding` counts every decoding request of the step,
-  `prefill_tokens` the prompt tokens of prefill chunks in it;
+  "prefill_tokens", "prefill_contexts", "requests": [[ctx, drafts, accepted], ...]}` when a step
+  verified the drafts that decision `step` sized (`outcomes.py`): one triple per request that
+  verified >= 1 draft, its context taken at schedule time; `decoding` counts every decoding
+  request of the step, `prefill_tokens` the prompt tokens of prefill chunks in it and
+  `prefill_contexts` the context each chunk's last token attends over (the rows the policy's
+  step cost model sees for them);
 - `{"kind": "learned", "step", "observed", "max_k", "entries"}` (adaptive policy only, every
   `log_every` steps and at shutdown): the schedule it learned, frozen (`adaptive.py`).
 `specsched profile --from-vllm-trace` reads the outcome records.
@@ -83,6 +85,7 @@ def outcome_record(done: FinishedStep) -> str:
         "step_time_s": time_s,
         "decoding": done.num_decoding,
         "prefill_tokens": outcome.num_prefill_tokens,
+        "prefill_contexts": list(outcome.prefill_contexts),
         "requests": [[r.num_computed_tokens, r.num_spec_tokens, r.num_accepted_tokens]
                      for r in outcome.requests if r.num_spec_tokens > 0],
     })

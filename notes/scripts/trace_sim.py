@@ -1,0 +1,193 @@
+"""Trace-driven B = 1 simulator on the adaptive grid's own texts (forty-first stop, issue 14).
+
+Greedy drafts are deterministic, so whether the draft's token at output index g matches the
+target's (given the true prefix) is a property of the text: c[g]. Every static arm of a grid run
+reveals it at the indexes its steps tested (a step at g drafting K that accepted a: c = 1 on
+g..g+a-1, c = 0 at g+a when a < K); the union over the static arms covers 97 % of the indexes
+of the grid's 14 B = 1 requests per cell (unseen ones, bonus indexes after full accepts, are
+filled from the index before), and where two arms saw one index they agree 98 % of the time (the
+draft's own int8 KV within a step vs the target's at a step start). Every run of
+grid-one-run-*.yaml used the same texts, so one set of traces serves all runs. A policy is then
+played on the traces exactly (accepted = the run of 1s from g, capped at K and the room), each
+step costing the run's own median step at that K (per cell and replicate, static arms), so the
+static arms reproduce their measurements and any AdaptiveConfig is scored without machine noise.
+
+  .venv/bin/python notes/scripts/trace_sim.py                        # defaults, pooled over runs
+  .venv/bin/python notes/scripts/trace_sim.py 'margin=0.0' 'start_k=4,min_gain=0.0'  (configs)
+  .venv/bin/python notes/scripts/trace_sim.py --check RUN_DIR   # sim vs engine K sequences
+"""
+import argparse
+import ast
+import collections
+import glob
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from specsched.planner import load_profile
+from specsched.planner.adaptive_prior import adaptive_prior
+from specsched.policy import AdaptiveConfig, BatchState, PolicyConfig, RequestOutcome, StepOutcome
+from specsched.policy.config import PolicyKind
+from specsched.schedule import Schedule
+
+OUT_LEN, PREFILL = 32, 16
+PROMPT = {"B1-ctx512": 512, "B1-ctx4096": 4096}
+RUNS = sorted(glob.glob("benchmarks/results/adaptive/grid-one-run-*/"))
+
+
+def load_run(path: Path):
+    """({(scenario, replicate, request): {g: {arm: c}}}, {(scenario, replicate, arm): steps})."""
+    obs = collections.defaultdict(lambda: collections.defaultdict(dict))
+    steps_of = {}
+    for line in (path / "grid.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r.get("type") != "trial" or r.get("failed") or r.get("warmup"):
+            continue
+        if r["scenario"] not in PROMPT:
+            continue
+        steps = r["extra"]["steps"]  # [ms, prefill tokens, K per request, accepted per request]
+        steps_of[(r["scenario"], r["replicate"], r["arm"])] = steps
+        if not r["arm"].startswith("static"):
+            continue
+        i, g = -1, 0
+        for _ms, pre, ks, acc in steps:
+            if pre:
+                i, g = i + 1, 1  # the prefill step samples the first token
+                continue
+            k, a = ks[0], acc[0]
+            pos = obs[(r["scenario"], r["replicate"], i)]
+            for j in range(a):
+                pos[g + j][r["arm"]] = 1
+            if a < k:
+                pos[g + a][r["arm"]] = 0
+            g += min(a + 1, OUT_LEN - g)
+    return obs, steps_of
+
+
+def traces(obs) -> dict:
+    out = {}
+    for key, pos in obs.items():
+        c: list[int] = []
+        for g in range(OUT_LEN + 8):
+            v = list(pos.get(g, {}).values())
+            c.append((1 if 2 * sum(v) >= len(v) else 0) if v else (c[-1] if c else 1))
+        out[key] = c
+    return out
+
+
+def costs(steps_of, scen, rep):
+    """Median ms per K of this cell and replicate's static and no-spec steps, and of a prefill."""
+    per_k, pre = collections.defaultdict(list), []
+    for (s, r, arm), steps in steps_of.items():
+        if s == scen and r == rep and arm != "adaptive":
+            for ms, p, ks, _ in steps:
+                if p:
+                    pre.append(ms)
+                elif ks:
+                    per_k[ks[0]].append(ms)
+    return {k: float(np.median(v)) for k, v in per_k.items()}, float(np.median(pre))
+
+
+def play(policy, tr, scen, rep, ms_k, ms_pre, rng, noise=0.05, ks=None) -> float:
+    """Seconds for the cell's trial (2 requests one after the other) under `policy`."""
+    total, P = 0.0, PROMPT[scen]
+    for i in range(2):
+        c, rid = tr[(scen, rep, i)], rep * 2 + i
+        d = policy.decide(BatchState(num_computed_tokens=(0,), num_prompt_tokens=(P,),
+                                     room=(OUT_LEN - 1,), request_ids=(rid,)))
+        t = ms_pre * math.exp(rng.gauss(0, noise)) / 1000
+        total += t
+        policy.observe(StepOutcome(1, (), t, d.step_k, PREFILL, (P - 1,)))
+        g = 1
+        while g < OUT_LEN:
+            d = policy.decide(BatchState(num_computed_tokens=(P + g,), num_prompt_tokens=(P,),
+                                         room=(OUT_LEN - g - 1,), request_ids=(rid,)))
+            k = min(d.num_spec_tokens[0], OUT_LEN - g - 1)
+            a = 0
+            while a < k and c[g + a]:
+                a += 1
+            t = ms_k[k if k in ms_k else max(ms_k)] * math.exp(rng.gauss(0, noise)) / 1000
+            total += t
+            if ks is not None:
+                ks.append(k)
+            policy.observe(StepOutcome(1, (RequestOutcome(rid, P + g, k, a),), t, k, 0, ()))
+            g += min(a + 1, OUT_LEN - g)
+    return total
+
+
+def adaptive(run: Path, over: dict) -> PolicyConfig:
+    prior = adaptive_prior(load_profile(next(run.glob("profile*.json"))), AdaptiveConfig(**over),
+                           max_k=5)
+    return PolicyConfig(schedule=Schedule.constant(1), kind=PolicyKind.ADAPTIVE, adaptive=prior,
+                        per_request_k=True)
+
+
+def evaluate(runs, tr, over: dict, seeds=range(3)) -> dict:
+    """Per cell: geometric means over runs x replicates of no-spec time / arm time."""
+    out = {}
+    for scen in PROMPT:
+        logs = collections.defaultdict(list)
+        for run, steps_of in runs:
+            pc = adaptive(run, over)
+            for rep in range(7):
+                ms_k, ms_pre = costs(steps_of, scen, rep)
+                t = {f"K{k}": np.mean([play(PolicyConfig.constant(k).build(), tr, scen, rep, ms_k,
+                                            ms_pre, random.Random(s)) for s in seeds])
+                     for k in range(6)}
+                t["adaptive"] = np.mean([play(pc.build(), tr, scen, rep, ms_k, ms_pre,
+                                              random.Random(s)) for s in seeds])
+                for a, v in t.items():
+                    logs[a].append(math.log(t["K0"] / v))
+        out[scen] = {a: math.exp(float(np.mean(v))) for a, v in logs.items()}
+    return out
+
+
+def check(run: Path, tr) -> None:
+    """The simulated adaptive arm's K per step beside the engine's (same texts and costs), and
+    the policy's own compute per step."""
+    _, steps_of = load_run(run)
+    spent = n = 0.0
+    for scen in PROMPT:
+        for rep in range(7):
+            ms_k, ms_pre = costs(steps_of, scen, rep)
+            policy, ks = adaptive(run, {}).build(), []
+            t0 = time.perf_counter()
+            play(policy, tr, scen, rep, ms_k, ms_pre, random.Random(0), noise=0.0, ks=ks)
+            spent += time.perf_counter() - t0
+            n += len(ks) + 2
+            real = [s[2][0] for s in steps_of[(scen, rep, "adaptive")] if not s[1] and s[2]]
+            same = sum(a == b for a, b in zip(ks, real))
+            print(f"{scen} rep {rep}: sim {''.join(map(str, ks))}\n{'':17s} eng "
+                  f"{''.join(map(str, real))}  ({same} of {min(len(ks), len(real))} alike)")
+    print(f"policy decide + observe: {1000 * spent / n:.2f} ms a step (incl. the toy loop)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("configs", nargs="*", help="field=value[,field=value] per config")
+    ap.add_argument("--check", type=Path, default=None)
+    args = ap.parse_args()
+    runs = [(Path(d), load_run(Path(d))[1]) for d in RUNS]
+    obs, _ = load_run(Path(RUNS[0]))
+    tr = traces(obs)
+    if args.check:
+        check(args.check, tr)
+        return
+    for arg in args.configs or [""]:
+        over = {a.split("=")[0]: ast.literal_eval(a.split("=")[1]) for a in arg.split(",") if a}
+        res = evaluate(runs, tr, over)
+        line = []
+        for scen, gm in res.items():
+            best = max((a for a in gm if a != "adaptive"), key=gm.get)
+            statics = " ".join(f"{a} {gm[a]:.3f}" for a in gm if a not in ("K0", "adaptive"))
+            line.append(f"{scen}: {statics} adaptive {gm['adaptive']:.3f} -> "
+                        f"/{best} {gm['adaptive'] / gm[best]:.4f}")
+        print(f"{arg or 'defaults'}\n  " + "\n  ".join(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
