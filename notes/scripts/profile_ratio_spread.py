@@ -9,20 +9,13 @@ Run: .venv/bin/python notes/scripts/profile_ratio_spread.py CTX REPEATS
 import statistics
 import sys
 
-from specsched.engine import LLM, SpeculativeConfig
-from specsched.planner import ProfileGrid
-from specsched.policy import PolicyConfig
-from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+from demo_profiler import demo_llm, demo_profiler
 
 ctx = int(sys.argv[1]) if len(sys.argv) > 1 else 512
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 6
 ks = [0, 1, 2, 3, 4, 5]
-llm = LLM("smollm2-135m", dtype="float32", max_num_seqs=20, max_model_len=4358,
-          max_num_batched_tokens=2048, num_threads=1)
-spec = SpeculativeConfig(window=256, num_sink_tokens=4, policy=PolicyConfig.constant(4))
-grid = ProfileGrid((1, 4), (512, 4096), tuple(ks))
-prof = EngineProfiler(EngineProfileConfig(speculative=spec, repeats=5, warmup=2, rounds=3),
-                      grid, llm)
+llm = demo_llm()
+prof = demo_profiler(llm)
 prompts = prof._prompts(1, ctx)
 a_all: dict[int, list[float]] = {k: [] for k in ks}
 b_all: dict[int, list[float]] = {k: [] for k in ks}

@@ -13,20 +13,13 @@ import statistics
 import sys
 import time
 
-from specsched.engine import LLM, SpeculativeConfig
-from specsched.planner import ProfileGrid
-from specsched.policy import PolicyConfig
-from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+from demo_profiler import demo_llm, demo_profiler
 
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 ctxs = [int(c) for c in sys.argv[2].split(",")] if len(sys.argv) > 2 else [512, 4096]
 ks = [0, 1, 2, 3, 4, 5]
-llm = LLM("smollm2-135m", dtype="float32", max_num_seqs=20, max_model_len=4358,
-          max_num_batched_tokens=2048, num_threads=1)
-spec = SpeculativeConfig(window=256, num_sink_tokens=4, policy=PolicyConfig.constant(4))
-grid = ProfileGrid((1, 4), (512, 4096), tuple(ks))
-prof = EngineProfiler(EngineProfileConfig(speculative=spec, repeats=5, warmup=2, rounds=3),
-                      grid, llm)
+llm = demo_llm()
+prof = demo_profiler(llm)
 prompts = {c: prof._prompts(1, c) for c in ctxs}
 x: dict[tuple[int, int], list[list[float]]] = {(c, k): [] for c in ctxs for k in ks[1:]}
 t0 = time.time()

@@ -10,19 +10,12 @@ import math
 import statistics
 import sys
 
-from specsched.engine import LLM, SpeculativeConfig
-from specsched.planner import ProfileGrid
-from specsched.policy import PolicyConfig
-from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+from demo_profiler import demo_llm, demo_profiler
 
 ctx, rounds, repeats = (int(a) for a in (sys.argv[1:4] if len(sys.argv) > 3 else (512, 12, 5)))
 ks = [0, 2, 4]
-llm = LLM("smollm2-135m", dtype="float32", max_num_seqs=20, max_model_len=4358,
-          max_num_batched_tokens=2048, num_threads=1)
-spec = SpeculativeConfig(window=256, num_sink_tokens=4, policy=PolicyConfig.constant(4))
-grid = ProfileGrid((1, 4), (512, 4096), (0, 1, 2, 3, 4, 5))
-prof = EngineProfiler(EngineProfileConfig(speculative=spec, repeats=repeats, warmup=2, rounds=1),
-                      grid, llm)
+llm = demo_llm()
+prof = demo_profiler(llm, repeats=repeats, rounds=1)
 prompts = prof._prompts(1, ctx)
 logs: dict[int, list[list[float]]] = {k: [] for k in ks}
 for r in range(rounds):

@@ -8,28 +8,19 @@ and the wall time a unit took.
 
   .venv/bin/python notes/scripts/rounds_vs_repeats.py REPS [CONTEXTS, e.g. 512,4096]
 """
-import dataclasses
 import math
 import statistics
 import sys
 import time
 
-from specsched.engine import LLM, SpeculativeConfig
-from specsched.planner import ProfileGrid
-from specsched.policy import PolicyConfig
-from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
+from demo_profiler import demo_llm, demo_profiler
 
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 ctxs = [int(c) for c in sys.argv[2].split(",")] if len(sys.argv) > 2 else [512, 4096]
 ks = [0, 1, 2, 3, 4, 5]
 CONFIGS = {"3x5": (3, 5), "5x3": (5, 3)}
-llm = LLM("smollm2-135m", dtype="float32", max_num_seqs=20, max_model_len=4358,
-          max_num_batched_tokens=2048, num_threads=1)
-spec = SpeculativeConfig(window=256, num_sink_tokens=4, policy=PolicyConfig.constant(4))
-grid = ProfileGrid((1, 4), (512, 4096), tuple(ks))
-base = EngineProfileConfig(speculative=spec, warmup=2)
-profs = {name: EngineProfiler(dataclasses.replace(base, rounds=r, repeats=n), grid, llm)
-         for name, (r, n) in CONFIGS.items()}
+llm = demo_llm()
+profs = {name: demo_profiler(llm, rounds=r, repeats=n) for name, (r, n) in CONFIGS.items()}
 x = {(name, c, k): [] for name in CONFIGS for c in ctxs for k in ks[1:]}
 secs = {name: [] for name in CONFIGS}
 for rep in range(reps):
