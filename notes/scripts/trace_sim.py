@@ -15,6 +15,9 @@ static arms reproduce their measurements and any AdaptiveConfig is scored withou
   .venv/bin/python notes/scripts/trace_sim.py                        # defaults, pooled over runs
   .venv/bin/python notes/scripts/trace_sim.py 'margin=0.0' 'start_k=4,min_gain=0.0'  (configs)
   .venv/bin/python notes/scripts/trace_sim.py --check RUN_DIR   # sim vs engine K sequences
+  .venv/bin/python notes/scripts/trace_sim.py --per-text RUN_DIR   # each text, simulated
+  .venv/bin/python notes/scripts/trace_sim.py --measured   # the runs' measurements, pooled
+  .venv/bin/python notes/scripts/trace_sim.py --steps   # adaptive steps vs static at the same K
 """
 import argparse
 import ast
@@ -146,36 +149,133 @@ def evaluate(runs, tr, over: dict, seeds=range(3)) -> dict:
     return out
 
 
+class _Timed:
+    """A policy whose decide + observe time is summed (the policy's own compute per step)."""
+
+    def __init__(self, policy) -> None:
+        self.p, self.seconds, self.calls = policy, 0.0, 0
+
+    max_k = property(lambda self: self.p.max_k)
+
+    def decide(self, batch):
+        t0 = time.perf_counter()
+        out = self.p.decide(batch)
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
+        return out
+
+    def observe(self, outcome) -> None:
+        t0 = time.perf_counter()
+        self.p.observe(outcome)
+        self.seconds += time.perf_counter() - t0
+
+
 def check(run: Path, tr) -> None:
     """The simulated adaptive arm's K per step beside the engine's (same texts and costs), and
-    the policy's own compute per step."""
+    the policy's own decide + observe time per step."""
     _, steps_of = load_run(run)
-    spent = n = 0.0
+    spent = calls = 0.0
     for scen in PROMPT:
         for rep in range(7):
             ms_k, ms_pre = costs(steps_of, scen, rep)
-            policy, ks = adaptive(run, {}).build(), []
-            t0 = time.perf_counter()
+            policy, ks = _Timed(adaptive(run, {}).build()), []
             play(policy, tr, scen, rep, ms_k, ms_pre, random.Random(0), noise=0.0, ks=ks)
-            spent += time.perf_counter() - t0
-            n += len(ks) + 2
+            spent, calls = spent + policy.seconds, calls + policy.calls
             real = [s[2][0] for s in steps_of[(scen, rep, "adaptive")] if not s[1] and s[2]]
             same = sum(a == b for a, b in zip(ks, real))
             print(f"{scen} rep {rep}: sim {''.join(map(str, ks))}\n{'':17s} eng "
                   f"{''.join(map(str, real))}  ({same} of {min(len(ks), len(real))} alike)")
-    print(f"policy decide + observe: {1000 * spent / n:.2f} ms a step (incl. the toy loop)")
+    print(f"policy decide + observe: {1000 * spent / calls:.2f} ms a step")
+
+
+def measured(runs) -> None:
+    """The runs' own measurements pooled: each arm's geometric-mean speedup over no-spec (paired
+    by run and replicate) and adaptive / the pooled best static K with a 95 % t-interval."""
+    from scipy import stats
+    for scen in PROMPT:
+        logs = collections.defaultdict(list)
+        for run, _ in runs:
+            tok_s = {}
+            for line in (run / "grid.jsonl").read_text().splitlines():
+                r = json.loads(line)
+                if (r.get("type") == "trial" and r["scenario"] == scen and not r.get("failed")
+                        and not r.get("warmup")):
+                    tok_s[(r["arm"], r["replicate"])] = r["metrics"]["output_tok_s"]
+            for (arm, rep), v in tok_s.items():
+                if arm != "no-spec":
+                    logs[arm].append(math.log(v / tok_s[("no-spec", rep)]))
+        gm = {a: math.exp(float(np.mean(v))) for a, v in sorted(logs.items())}
+        best = max((a for a in gm if a.startswith("static")), key=gm.get)
+        d = np.asarray(logs["adaptive"]) - np.asarray(logs[best])
+        h = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+        print(f"{scen}: " + " ".join(f"{a} {v:.3f}" for a, v in gm.items())
+              + f" -> adaptive / {best} {math.exp(d.mean()):.3f} [{math.exp(d.mean() - h):.3f},"
+              f" {math.exp(d.mean() + h):.3f}] (n={len(d)})")
+
+
+def step_costs(runs) -> None:
+    """The engine's adaptive steps over the static arms' median step at the same K (same cell and
+    replicate): after a step at the same K, after a K switch, a request's first decode step; and
+    per run and cell the trial's step time over what its K sequence would cost at those medians."""
+    groups = collections.defaultdict(list)
+    for run, steps_of in runs:
+        per_cell = []
+        for scen in PROMPT:
+            trials = []
+            for rep in range(7):
+                ms_k, ms_pre = costs(steps_of, scen, rep)
+                prev, real, expect = None, 0.0, 0.0
+                for ms, pre, ks, _ in steps_of[(scen, rep, "adaptive")]:
+                    k = None if pre else ks[0]
+                    if k is not None and k in ms_k:
+                        key = "first" if prev == "pre" else "same" if prev == k else "switched"
+                        groups[key].append(ms / ms_k[k])
+                    real += ms
+                    expect += ms_pre if pre else ms_k.get(k, ms)
+                    prev = "pre" if pre else k
+                trials.append(real / expect)
+            per_cell.append(f"{scen} " + " ".join(f"{x:.3f}" for x in trials))
+        print(f"{run.name}: " + " | ".join(per_cell))
+    for key, v in groups.items():
+        print(f"{key}: median {np.median(v):.3f} mean {np.mean(v):.3f} (n={len(v)})")
+
+
+def per_text(run: Path, tr) -> None:
+    """Per replicate (2 texts) of one run: each static K and the adaptive arm, simulated."""
+    _, steps_of = load_run(run)
+    for scen in PROMPT:
+        for rep in range(7):
+            ms_k, ms_pre = costs(steps_of, scen, rep)
+            t = {f"K{k}": play(PolicyConfig.constant(k).build(), tr, scen, rep, ms_k, ms_pre,
+                               random.Random(0), noise=0.0) for k in range(6)}
+            t["adaptive"] = play(adaptive(run, {}).build(), tr, scen, rep, ms_k, ms_pre,
+                                 random.Random(0), noise=0.0)
+            print(f"{scen} rep {rep}: " + " ".join(f"{a} {t['K0'] / v:.2f}" for a, v in t.items()
+                                                   if a != "K0"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("configs", nargs="*", help="field=value[,field=value] per config")
     ap.add_argument("--check", type=Path, default=None)
+    ap.add_argument("--per-text", type=Path, default=None)
+    ap.add_argument("--measured", action="store_true")
+    ap.add_argument("--steps", action="store_true")
     args = ap.parse_args()
     runs = [(Path(d), load_run(Path(d))[1]) for d in RUNS]
     obs, _ = load_run(Path(RUNS[0]))
     tr = traces(obs)
     if args.check:
         check(args.check, tr)
+        return
+    if args.per_text:
+        per_text(args.per_text, tr)
+        return
+    if args.measured:
+        measured(runs)
+        return
+    if args.steps:
+        step_costs(runs)
         return
     for arg in args.configs or [""]:
         over = {a.split("=")[0]: ast.literal_eval(a.split("=")[1]) for a in arg.split(",") if a}
