@@ -53,24 +53,44 @@ class Cell:
     c: dict = dataclasses.field(default_factory=dict)  # request -> [0/1 per output index]
 
 
+class Slots:
+    """The engine's continuous batching of one cell: requests in submission order, at most
+    `conc` at once, a finished request's slot refilled before the next step; out[i]: output
+    tokens so far (0: its prompt prefills this step)."""
+
+    def __init__(self, cell: Cell) -> None:
+        self.cell, self.queue, self.active, self.out = cell, list(range(len(cell.prompts))), [], {}
+
+    def step(self):
+        """(decoding requests, prefilling requests) of the next step."""
+        while self.queue and len(self.active) < self.cell.conc:
+            i = self.queue.pop(0)
+            self.active.append(i)
+            self.out[i] = 0
+        return ([i for i in self.active if self.out[i] > 0],
+                [i for i in self.active if self.out[i] == 0])
+
+    def advance(self, dec, accepted, pre) -> None:
+        for i, a in zip(dec, accepted):
+            self.out[i] += a + 1
+        for i in pre:
+            self.out[i] = 1
+        self.active = [i for i in self.active if self.out[i] < self.cell.outputs[i]]
+
+    def busy(self) -> bool:
+        return bool(self.queue or self.active)
+
+
 def rebuild(cell: Cell, steps):
     """Yield (step, decoding requests, their contexts and gs, prefilling requests)."""
-    queue, active, out = list(range(len(cell.prompts))), [], {}
+    slots = Slots(cell)
     for step in steps:
-        while queue and len(active) < cell.conc:
-            i = queue.pop(0)
-            active.append(i)
-            out[i] = 0
-        dec = [i for i in active if out[i] > 0]
-        pre = [i for i in active if out[i] == 0]
+        dec, pre = slots.step()
         if len(dec) != len(step[2]):
             raise ValueError("step log does not match the rebuilt batch")
+        out = slots.out
         yield step, dec, [cell.prompts[i] + out[i] - 1 for i in dec], [out[i] for i in dec], pre
-        for i, a in zip(dec, step[3]):
-            out[i] += a + 1
-        for i in pre:
-            out[i] = 1
-        active = [i for i in active if out[i] < cell.outputs[i]]
+        slots.advance(dec, step[3], pre)
 
 
 def features(n_rows, ctx, ks, prefill):
@@ -139,14 +159,10 @@ def load(demo: str):
 
 def play(policy, cell: Cell, coef, ks_out=None) -> float:
     """Seconds for the cell's 8 requests under `policy` (noise-free, the fitted step time)."""
-    queue, active, out, total = list(range(len(cell.prompts))), [], {}, 0.0
-    while queue or active:
-        while queue and len(active) < cell.conc:
-            i = queue.pop(0)
-            active.append(i)
-            out[i] = 0
-        dec = [i for i in active if out[i] > 0]
-        pre = [i for i in active if out[i] == 0]
+    slots, total = Slots(cell), 0.0
+    out = slots.out
+    while slots.busy():
+        dec, pre = slots.step()
         sched = dec + pre
         computed = [cell.prompts[i] + out[i] - 1 if out[i] else 0 for i in sched]
         room = [draft_room(cell.max_len, cell.prompts[i] + out[i], cell.outputs[i], out[i])
@@ -170,11 +186,7 @@ def play(policy, cell: Cell, coef, ks_out=None) -> float:
                               zip(dec, computed[:len(dec)], ks, acc)),
             ms / 1e3, max(ks, default=0), prefill,
             tuple(cell.prompts[i] - 1 for i in pre) if prefill else ()))
-        for i, a in zip(dec, acc):
-            out[i] += a + 1
-        for i in pre:
-            out[i] = 1
-        active = [i for i in active if out[i] < cell.outputs[i]]
+        slots.advance(dec, acc, pre)
     return total
 
 
