@@ -14,7 +14,10 @@ step; the same requests in every arm of a replicate):
   deviation per deepest K (ridge: a K no arm ran stays on the line): T = a + b.rows +
   c.sum ctx + d.sum K + e.sum K.ctx + f.max K + g.prefill tokens + h[max K];
 - a policy is played on those traces and that cost model: the adaptive arm (the demo's own
-  AdaptiveConfig, the current code), each static arm, and K overrides of the adaptive config.
+  AdaptiveConfig, the current code), each static arm, and variants of the adaptive arm: its
+  config's fields, `cost.FIELD` of its cost prior, `per_request_k`, `oracle_cost=True` (its
+  prior refitted to the recorded steps) and `up_probe=N` (every N-th full-batch step at one K
+  drafts K + 1).
 Reported per scenario, as geometric means over demos x replicates: each arm's simulated
 no-spec time / arm time beside the measured one (K1..K5: every static K simulated on every
 cell), adaptive / 2-D simulated and measured, and adaptive / the pooled best static K.
@@ -34,6 +37,7 @@ import numpy as np
 from demo_dir import load_demo
 from specsched.policy import BatchState, PolicyConfig, RequestOutcome, StepOutcome
 from specsched.policy.caps import draft_room
+from specsched.policy.cost import fit_step_cost, step_features
 
 DEMOS_GLOB = "benchmarks/results/demo/2026-12-0[56]-*avx512*"
 DEMOS = sorted(glob.glob(DEMOS_GLOB))
@@ -208,6 +212,59 @@ def arm_policy(exp, name, over=None):
     return pc
 
 
+def oracle_cost(exp, cells, scen):
+    """The adaptive arm's cost prior refitted to the scenario's recorded steps (the policy's
+    own features, no shape): a prior that knows this simulation's step times."""
+    prior = arm_policy(exp, "adaptive").adaptive.cost_prior
+    xs, ys = [], []
+    for (s, _rep), cell in cells.items():
+        if s == scen:
+            for t in cell.trials.values():
+                for step, _dec, ctx, _g, _pre in rebuild(cell, t["extra"]["steps"]):
+                    xs.append(step_features(ctx, step[2], step[1], prior.q_tile))
+                    ys.append(step[0] / 1e3)
+    return dataclasses.replace(prior, coef=fit_step_cost(np.asarray(xs), np.asarray(ys)).coef,
+                               shape=None)
+
+
+class UpProbe:
+    """An upward probe outside the policy: every `every`-th step at which the policy gives all
+    rows of a full batch one K (0 < K < max_k) drafts K + 1 instead (capped by each row's
+    room); the policy observes that step as it ran."""
+
+    def __init__(self, policy, every: int, rows: int) -> None:
+        self.p, self.every, self.rows, self.n = policy, every, rows, 0
+
+    max_k = property(lambda self: self.p.max_k)
+
+    def decide(self, batch):
+        d = self.p.decide(batch)
+        ks = d.num_spec_tokens
+        if len(ks) == self.rows and len(set(ks)) == 1 and 0 < ks[0] < self.p.max_k:
+            self.n += 1
+            if self.n % self.every == 0:
+                room = batch.room or (self.p.max_k,) * len(ks)
+                new = tuple(min(k + 1, max(r, 0)) for k, r in zip(ks, room))
+                return dataclasses.replace(d, num_spec_tokens=new, step_k=max(new))
+        return d
+
+    def observe(self, outcome) -> None:
+        self.p.observe(outcome)
+
+
+def adaptive_variant(exp, cells, scen, cell, over):
+    """The adaptive arm with `over` (see arm_policy), plus two keys of this simulator:
+    oracle_cost=True (the prior `oracle_cost`) and up_probe=N (`UpProbe` every N)."""
+    over = dict(over)
+    oracle, every = over.pop("oracle_cost", False), over.pop("up_probe", 0)
+    pc = arm_policy(exp, "adaptive", over)
+    if oracle:
+        pc = dataclasses.replace(pc, adaptive=dataclasses.replace(
+            pc.adaptive, cost_prior=oracle_cost(exp, cells, scen)))
+    policy = pc.build()
+    return UpProbe(policy, every, cell.conc) if every else policy
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("configs", nargs="*", help="field=value[,field=value] per adaptive config")
@@ -237,8 +294,8 @@ def main() -> None:
                 sim[(scen, f"K{k}")].append(math.log(t0 / play(PolicyConfig.constant(k).build(),
                                                                cell, coef)))
             for n, over in enumerate(configs):
-                sim[(scen, f"cfg{n}")].append(
-                    math.log(t0 / play(arm_policy(exp, "adaptive", over).build(), cell, coef)))
+                policy = adaptive_variant(exp, cells, scen, cell, over)
+                sim[(scen, f"cfg{n}")].append(math.log(t0 / play(policy, cell, coef)))
     gm = {k: math.exp(float(np.mean(v))) for k, v in sim.items()}
     mm = {k: math.exp(float(np.mean(v))) for k, v in meas.items()}
     for scen in sorted({s for s, _ in sim}):
@@ -246,8 +303,10 @@ def main() -> None:
         print(f"{scen} ({n} demo replicates): arm sim / measured (vs no-spec)")
         for (s, arm), v in sorted(gm.items()):
             if s == scen:
-                extra = f"  fit/recorded {np.mean(fit_err[(s, arm)]):.3f}" if args.fit else ""
-                print(f"  {arm:11s} {v:.3f} / {mm.get((s, arm), float('nan')):.3f}{extra}")
+                m = f"{mm[(s, arm)]:.3f}" if (s, arm) in mm else "-"
+                extra = (f"  fit/recorded {np.mean(fit_err[(s, arm)]):.3f}"
+                         if args.fit and (s, arm) in fit_err else "")
+                print(f"  {arm:11s} {v:.3f} / {m}{extra}")
         best = max((f"K{k}" for k in range(1, 6)), key=lambda a: gm[(scen, a)])
         for arm in ["adaptive"] + [f"cfg{i}" for i in range(len(configs))]:
             print(f"  {arm} / 2-D: sim {gm[(scen, arm)] / gm[(scen, '2-D')]:.4f}, / the pooled "
