@@ -56,3 +56,26 @@ def test_statistics_and_dry_run_import_no_torch() -> None:
             "specsched.bench.analysis, specsched.bench.backends.openai, "
             "specsched.bench.backends.simulated; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_run_and_report_with_a_scenario_of_more_replicates(tmp_path: Path) -> None:
+    scen = {"kind": "batch", "prompt_lens": [5, 9], "output_len": 4}
+    exp = tmp_path / "e.json"
+    exp.write_text(json.dumps({
+        "backend": "simulated", "replicates": 2, "warmup": 0, "baseline": "a",
+        "arms": [{"name": "a", "k": 0}, {"name": "b", "k": 2}],
+        "scenarios": [{"name": "s", **scen}, {"name": "t", "replicates": 4, **scen}]}))
+    out = tmp_path / "r.jsonl"
+    assert main(["bench", str(exp), "--out", str(out)]) == 0
+    trials = [json.loads(x) for x in out.read_text().splitlines()]
+    reps = {(t["scenario"], t["arm"]): 0 for t in trials if t.get("type") == "trial"}
+    for t in trials:
+        if t.get("type") == "trial":
+            reps[(t["scenario"], t["arm"])] += 1
+    assert reps == {("s", "a"): 2, ("s", "b"): 2, ("t", "a"): 4, ("t", "b"): 4}
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    n = {(sc["name"], a["arm"]): a["n"] for sc in summary["scenarios"] for a in sc["arms"]}
+    assert n == reps  # each scenario's statistics over its own replicates
+    paired = {sc["name"]: sc["arms"][1]["vs_baseline"]["n"] for sc in summary["scenarios"]}
+    assert paired == {"s": 2, "t": 4}

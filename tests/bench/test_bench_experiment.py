@@ -75,6 +75,21 @@ def test_schedule_file_relative_to_experiment_and_hash(tmp_path: Path) -> None:
     assert experiment_hash(load_experiment(tmp_path / "e.json")) != h1
 
 
+def test_scenario_replicates_checked_and_hashed_only_when_given() -> None:
+    exp = experiment_from_obj(base())
+    scen = base()["scenarios"][0]
+    own = experiment_from_obj({**base(), "scenarios": [{**scen, "replicates": 9}]})
+    assert own.replicates_of(own.scenarios[0]) == 9 and own.max_replicates == 9
+    assert exp.replicates_of(exp.scenarios[0]) == exp.replicates == exp.max_replicates
+    assert "replicates" not in experiment_to_obj(exp)["scenarios"][0]  # older hashes hold
+    assert experiment_hash(own) != experiment_hash(exp)
+    assert experiment_hash(experiment_from_obj(experiment_to_obj(own))) == experiment_hash(own)
+    for bad, message in ((0, "replicates must be >= 1, got 0"),
+                         ("7", "`replicates` must be an integer")):
+        with pytest.raises(UserError, match=re.escape(message)):
+            experiment_from_obj({**base(), "scenarios": [{**scen, "replicates": bad}]})
+
+
 def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
     bad = tmp_path / "e.yaml"
     bad.write_text("arms: [\n")

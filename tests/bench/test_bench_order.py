@@ -39,3 +39,20 @@ def test_plan_has_warmups_before_each_measured_trial_and_unique_keys() -> None:
     measured = [p for p in plan if not p.warmup]
     assert len({p.seed for p in measured if p.replicate == 0}) == 1
     assert len({p.seed for p in measured}) == 2
+
+
+def test_a_scenario_with_its_own_replicates_runs_that_many_balanced() -> None:
+    two = {"name": "quick", "kind": "batch", "prompt_lens": [10], "output_len": 4}
+    many = {**two, "name": "noisy", "replicates": 6}
+    exp = make_exp(replicates=2, warmup=0, scenarios=[two, many])
+    plan = plan_trials(exp)
+    per = Counter((p.scenario, p.arm) for p in plan)
+    assert per == {("quick", "a"): 2, ("quick", "b"): 2, ("noisy", "a"): 6, ("noisy", "b"): 6}
+    noisy = [p for p in plan if p.scenario == "noisy"]
+    for pos in range(2):  # 6 replicates of 2 arms: each arm 3 times at each position
+        assert Counter(p.arm for p in noisy if p.position == pos) == {"a": 3, "b": 3}
+    # the experiment's own scenarios plan exactly as they did without the longer one
+    alone = plan_trials(make_exp(replicates=2, warmup=0, scenarios=[two]))
+    assert [(p.arm, p.replicate, p.seed) for p in plan if p.scenario == "quick"] == \
+        [(p.arm, p.replicate, p.seed) for p in alone]
+    assert len({p.key for p in plan}) == len(plan)

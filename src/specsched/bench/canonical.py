@@ -54,6 +54,7 @@ def experiment_to_obj(exp: Experiment) -> dict[str, Any]:
                    if s.kind is ScenarioKind.PHASES else {}),
                 **({"document_unit": s.document_unit} if s.document_unit else {}),
                 **({"document_shuffle": True} if s.document_shuffle else {}),
+                **({"replicates": s.replicates} if s.replicates is not None else {}),
                 "sampling": {"temperature": s.sampling.temperature, "top_p": s.sampling.top_p,
                              "top_k": s.sampling.top_k},
             }

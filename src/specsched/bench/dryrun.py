@@ -239,9 +239,11 @@ def dry_run(exp: Experiment) -> DryRun:
     for s in exp.scenarios:
         waves = scenario_waves(s, exp.seed)
         warnings.extend(w for arm in exp.arms if (w := outside_profile(arm, s, waves)))
-    if n_arms >= 2 and exp.replicates % n_arms:
+    counts = sorted({exp.replicates_of(s) for s in exp.scenarios})
+    uneven = [n for n in counts if n % n_arms]
+    if n_arms >= 2 and uneven:
         warnings.append(
-            f"replicates ({exp.replicates}) is not a multiple of the number of arms ({n_arms}): "
-            f"run positions are balanced only approximately"
+            f"replicates ({', '.join(map(str, uneven))}) not a multiple of the number of arms "
+            f"({n_arms}): run positions are balanced only approximately"
         )
     return DryRun(results, tuple(warnings))

@@ -143,9 +143,14 @@ class Scenario:
     # seeded random order (a quote then follows no local pattern: a draft that cannot see the
     # passage, as a windowed self-draft 1024 tokens on, guesses wrong)
     sampling: Sampling = field(default_factory=Sampling)
+    # replicates of this scenario; None: the experiment's. A noisy cell (a short B = 1 request)
+    # takes more replicates than a slow, steady one in the same run
+    replicates: int | None = None
 
     def __post_init__(self) -> None:
         where = f"scenario {self.name!r}"
+        if self.replicates is not None and self.replicates < 1:
+            raise UserError(f"{where}: replicates must be >= 1, got {self.replicates}")
         if self.output_len < 1:
             raise UserError(f"{where}: output_len must be >= 1, got {self.output_len}")
         if self.num_requests < 1 or self.concurrency < 1:
@@ -242,6 +247,14 @@ class Experiment:
         if warm and self.backend is not BackendKind.ENGINE:
             raise UserError(f"experiment: `warm` arms ({', '.join(warm)}) need backend engine "
                             "(a server's policy lives in the server)")
+
+    def replicates_of(self, scenario: Scenario) -> int:
+        """The scenario's own replicate count, else the experiment's."""
+        return self.replicates if scenario.replicates is None else scenario.replicates
+
+    @property
+    def max_replicates(self) -> int:
+        return max(self.replicates_of(s) for s in self.scenarios)
 
     def arm(self, name: str) -> Arm:
         for a in self.arms:

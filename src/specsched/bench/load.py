@@ -44,7 +44,7 @@ ARM_KEYS = {"name", "schedule", "k", "ctx_agg", "drafter", "per_request_k", "max
 SERVER_KEYS = {"base_url", "command", "model", "ready_timeout_s", "env"}
 SCENARIO_KEYS = {"name", "kind", "output_len", "num_requests", "concurrency", "prompt_lens",
                  "prefix_len", "suffix_len", "num_prefixes", "input_len", "range_ratio", "sampling",
-                 "phase_len", "repeat_unit", "document_unit", "document_shuffle"}
+                 "phase_len", "repeat_unit", "document_unit", "document_shuffle", "replicates"}
 SAMPLING_KEYS = {"temperature", "top_p", "top_k"}
 
 
@@ -209,6 +209,7 @@ def parse_scenario(obj: Any, index: int) -> Scenario:
             top_p=_num(sampling_obj, "top_p", f"{where}: sampling", 1.0),
             top_k=_int(sampling_obj, "top_k", f"{where}: sampling", 0),
         ),
+        replicates=None if obj.get("replicates") is None else _int(obj, "replicates", where),
     )
 
 

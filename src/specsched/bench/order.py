@@ -74,12 +74,15 @@ def trial_seed(exp_seed: int, scenario: str, replicate: int, warmup_index: int |
 
 
 def plan_trials(exp: Experiment) -> list[PlannedTrial]:
-    """Replicate-major order: for each replicate, each scenario, the arms in balanced order, each
-    measured trial preceded by `warmup` discarded warm-up trials of the same arm."""
-    orders = arm_orders([a.name for a in exp.arms], exp.replicates, exp.seed)
+    """Replicate-major order: for each replicate, each scenario that has that many replicates
+    (its own count, else the experiment's), the arms in balanced order, each measured trial
+    preceded by `warmup` discarded warm-up trials of the same arm."""
+    orders = arm_orders([a.name for a in exp.arms], exp.max_replicates, exp.seed)
     plan: list[PlannedTrial] = []
     for rep, order in enumerate(orders):
         for scenario in exp.scenarios:
+            if rep >= exp.replicates_of(scenario):
+                continue
             for pos, arm in enumerate(order):
                 for w in [*range(exp.warmup), None]:
                     plan.append(PlannedTrial(
