@@ -82,6 +82,13 @@ def traces(obs) -> dict:
     return out
 
 
+def reps_of(steps_of, tr, scen) -> list[int]:
+    """The replicates of a cell that ran no-spec and whose two texts are traced (7 in the early
+    grids; 21 at B = 1 since grid 43, the same texts by seed)."""
+    return sorted({r for (s, r, arm) in steps_of if s == scen and arm == "no-spec"
+                   and (s, r, 0) in tr and (s, r, 1) in tr})
+
+
 def costs(steps_of, scen, rep):
     """Median ms per K of this cell and replicate's static and no-spec steps, and of a prefill."""
     per_k, pre = collections.defaultdict(list), []
@@ -136,7 +143,7 @@ def evaluate(runs, tr, over: dict, seeds=range(3)) -> dict:
         logs = collections.defaultdict(list)
         for run, steps_of in runs:
             pc = adaptive(run, over)
-            for rep in range(7):
+            for rep in reps_of(steps_of, tr, scen):
                 ms_k, ms_pre = costs(steps_of, scen, rep)
                 t = {f"K{k}": np.mean([play(PolicyConfig.constant(k).build(), tr, scen, rep, ms_k,
                                             ms_pre, random.Random(s)) for s in seeds])
@@ -176,7 +183,7 @@ def check(run: Path, tr) -> None:
     _, steps_of = load_run(run)
     spent = calls = 0.0
     for scen in PROMPT:
-        for rep in range(7):
+        for rep in reps_of(steps_of, tr, scen):
             ms_k, ms_pre = costs(steps_of, scen, rep)
             policy, ks = _Timed(adaptive(run, {}).build()), []
             play(policy, tr, scen, rep, ms_k, ms_pre, random.Random(0), noise=0.0, ks=ks)
@@ -244,7 +251,7 @@ def per_text(run: Path, tr) -> None:
     """Per replicate (2 texts) of one run: each static K and the adaptive arm, simulated."""
     _, steps_of = load_run(run)
     for scen in PROMPT:
-        for rep in range(7):
+        for rep in reps_of(steps_of, tr, scen):
             ms_k, ms_pre = costs(steps_of, scen, rep)
             t = {f"K{k}": play(PolicyConfig.constant(k).build(), tr, scen, rep, ms_k, ms_pre,
                                random.Random(0), noise=0.0) for k in range(6)}
@@ -262,8 +269,15 @@ def main() -> None:
     ap.add_argument("--measured", action="store_true")
     ap.add_argument("--steps", action="store_true")
     args = ap.parse_args()
-    runs = [(Path(d), load_run(Path(d))[1]) for d in RUNS]
-    obs, _ = load_run(Path(RUNS[0]))
+    loaded = [(Path(d), load_run(Path(d))) for d in RUNS]
+    runs = [(run, steps_of) for run, (_, steps_of) in loaded]
+    # every run's static arms reveal the same texts (seed 0); replicates 7-20 only in the runs
+    # that had them (grid 43 on): the union of what every run's arms saw
+    obs = collections.defaultdict(lambda: collections.defaultdict(dict))
+    for run, (run_obs, _) in loaded:
+        for key, pos in run_obs.items():
+            for g, seen in pos.items():
+                obs[key][g].update({(run.name, arm): c for arm, c in seen.items()})
     tr = traces(obs)
     if args.check:
         check(args.check, tr)
