@@ -18,6 +18,7 @@ static arms reproduce their measurements and any AdaptiveConfig is scored withou
   .venv/bin/python notes/scripts/trace_sim.py --per-text RUN_DIR   # each text, simulated
   .venv/bin/python notes/scripts/trace_sim.py --measured   # the runs' measurements, pooled
   .venv/bin/python notes/scripts/trace_sim.py --steps   # adaptive steps vs static at the same K
+  .venv/bin/python notes/scripts/trace_sim.py --min-spec 8   # the guard's MIN_SPEC patched
 """
 import argparse
 import ast
@@ -34,6 +35,7 @@ import numpy as np
 from specsched.planner import load_profile
 from specsched.planner.adaptive_prior import adaptive_prior
 from specsched.policy import AdaptiveConfig, BatchState, PolicyConfig, RequestOutcome, StepOutcome
+from specsched.policy import adaptive_guard as guard
 from specsched.policy.config import PolicyKind
 from specsched.schedule import Schedule
 
@@ -268,7 +270,11 @@ def main() -> None:
     ap.add_argument("--per-text", type=Path, default=None)
     ap.add_argument("--measured", action="store_true")
     ap.add_argument("--steps", action="store_true")
+    ap.add_argument("--min-spec", type=int, default=None,
+                    help="the guard's MIN_SPEC (drafting steps before it judges), patched")
     args = ap.parse_args()
+    if args.min_spec is not None:
+        guard.MIN_SPEC = args.min_spec
     loaded = [(Path(d), load_run(Path(d))) for d in RUNS]
     runs = [(run, steps_of) for run, (_, steps_of) in loaded]
     # every run's static arms reveal the same texts (seed 0); replicates 7-20 only in the runs
