@@ -19,6 +19,7 @@ static arms reproduce their measurements and any AdaptiveConfig is scored withou
   .venv/bin/python notes/scripts/trace_sim.py --measured   # the runs' measurements, pooled
   .venv/bin/python notes/scripts/trace_sim.py --steps   # adaptive steps vs static at the same K
   .venv/bin/python notes/scripts/trace_sim.py --min-spec 8   # the guard's MIN_SPEC patched
+  .venv/bin/python notes/scripts/trace_sim.py --slow 0.2:2.7:1.35   # a slow spell (seconds) in every arm
 """
 import argparse
 import ast
@@ -104,14 +105,20 @@ def costs(steps_of, scen, rep):
     return {k: float(np.median(v)) for k, v in per_k.items()}, float(np.median(pre))
 
 
-def play(policy, tr, scen, rep, ms_k, ms_pre, rng, noise=0.05, ks=None) -> float:
-    """Seconds for the cell's trial (2 requests one after the other) under `policy`."""
+def play(policy, tr, scen, rep, ms_k, ms_pre, rng, noise=0.05, ks=None, slow=None) -> float:
+    """Seconds for the cell's trial (2 requests one after the other) under `policy`; slow:
+    (lo, hi, factor), a step starting at lo..hi seconds into the trial `factor` times slower, a
+    slow spell of the machine such as grid 44's B1-ctx4096 replicate 16 (adaptive's K = 1-4
+    steps 1.2-1.45x the static arms' for ~2.5 s, its wall 1.38x static K4's)."""
     total, P = 0.0, PROMPT[scen]
+
+    def spell() -> float:
+        return slow[2] if slow and slow[0] <= total < slow[1] else 1.0
     for i in range(2):
         c, rid = tr[(scen, rep, i)], rep * 2 + i
         d = policy.decide(BatchState(num_computed_tokens=(0,), num_prompt_tokens=(P,),
                                      room=(OUT_LEN - 1,), request_ids=(rid,)))
-        t = ms_pre * math.exp(rng.gauss(0, noise)) / 1000
+        t = ms_pre * math.exp(rng.gauss(0, noise)) / 1000 * spell()
         total += t
         policy.observe(StepOutcome(1, (), t, d.step_k, PREFILL, (P - 1,)))
         g = 1
@@ -122,7 +129,8 @@ def play(policy, tr, scen, rep, ms_k, ms_pre, rng, noise=0.05, ks=None) -> float
             a = 0
             while a < k and c[g + a]:
                 a += 1
-            t = ms_k[k if k in ms_k else max(ms_k)] * math.exp(rng.gauss(0, noise)) / 1000
+            t = (ms_k[k if k in ms_k else max(ms_k)] * math.exp(rng.gauss(0, noise)) / 1000
+                 * spell())
             total += t
             if ks is not None:
                 ks.append(k)
@@ -138,7 +146,7 @@ def adaptive(run: Path, over: dict) -> PolicyConfig:
                         per_request_k=True)
 
 
-def evaluate(runs, tr, over: dict, seeds=range(3)) -> dict:
+def evaluate(runs, tr, over: dict, seeds=range(3), slow=None) -> dict:
     """Per cell: geometric means over runs x replicates of no-spec time / arm time."""
     out = {}
     for scen in PROMPT:
@@ -148,10 +156,10 @@ def evaluate(runs, tr, over: dict, seeds=range(3)) -> dict:
             for rep in reps_of(steps_of, tr, scen):
                 ms_k, ms_pre = costs(steps_of, scen, rep)
                 t = {f"K{k}": np.mean([play(PolicyConfig.constant(k).build(), tr, scen, rep, ms_k,
-                                            ms_pre, random.Random(s)) for s in seeds])
+                                            ms_pre, random.Random(s), slow=slow) for s in seeds])
                      for k in range(6)}
                 t["adaptive"] = np.mean([play(pc.build(), tr, scen, rep, ms_k, ms_pre,
-                                              random.Random(s)) for s in seeds])
+                                              random.Random(s), slow=slow) for s in seeds])
                 for a, v in t.items():
                     logs[a].append(math.log(t["K0"] / v))
         out[scen] = {a: math.exp(float(np.mean(v))) for a, v in logs.items()}
@@ -272,7 +280,13 @@ def main() -> None:
     ap.add_argument("--steps", action="store_true")
     ap.add_argument("--min-spec", type=int, default=None,
                     help="the guard's MIN_SPEC (drafting steps before it judges), patched")
+    ap.add_argument("--slow", default=None, metavar="LO:HI:F",
+                    help="every arm's steps that start LO..HI s into its trial F times slower")
     args = ap.parse_args()
+    slow = None
+    if args.slow:
+        lo, hi, f = args.slow.split(":")
+        slow = (float(lo), float(hi), float(f))
     if args.min_spec is not None:
         guard.MIN_SPEC = args.min_spec
     loaded = [(Path(d), load_run(Path(d))) for d in RUNS]
@@ -299,7 +313,7 @@ def main() -> None:
         return
     for arg in args.configs or [""]:
         over = {a.split("=")[0]: ast.literal_eval(a.split("=")[1]) for a in arg.split(",") if a}
-        res = evaluate(runs, tr, over)
+        res = evaluate(runs, tr, over, slow=slow)
         line = []
         for scen, gm in res.items():
             best = max((a for a in gm if a != "adaptive"), key=gm.get)

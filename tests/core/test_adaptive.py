@@ -1098,9 +1098,11 @@ def test_an_extrapolated_cell_is_judged_again_from_k1_after_each_ever_longer_coo
     theta = np.ones(1)
     state = CellState()
     state.early_probe = state.extrapolated = True
+    batch = ("a", "b", "c", "d")  # B = 4: three drafting steps are enough evidence
     for i in range(3):  # drafting at 0.8x no-spec's goodput per row, +-1 %
         state.record(False, (1.0 + 0.01 * (i - 1), 1.0, np.ones(1), np.ones(1)), theta, 2.0)
-        state.record(True, (0.8 + 0.01 * (i - 1), 1.0, np.ones(1), np.ones(1)), theta, 2.0)
+        state.record(True, (0.8 + 0.01 * (i - 1), 1.0, np.ones(1), np.ones(1)), theta, 2.0,
+                     batch)
         state.advance()
     assert state.guarded and state.guarded_until == 2 + COOLDOWN and state.trips == 1
     state.early_probe = False  # (cleared by the first guarded step's explore)
@@ -1109,7 +1111,8 @@ def test_an_extrapolated_cell_is_judged_again_from_k1_after_each_ever_longer_coo
         state.advance()
     assert state.early_probe and state.unjudged(1.0) and not state.unjudged(2.0)
     for i in range(3):
-        state.record(True, (0.8 + 0.01 * (i - 1), 1.0, np.ones(1), np.ones(1)), theta, 2.0)
+        state.record(True, (0.8 + 0.01 * (i - 1), 1.0, np.ones(1), np.ones(1)), theta, 2.0,
+                     batch)
     assert state.guarded_until == state.steps + 2 * COOLDOWN and state.trips == 2
 
 

@@ -40,6 +40,15 @@ import numpy as np
 
 WINDOW = 32  # recent steps per population
 MIN_SPEC, MIN_NOSPEC = 3, 3
+# ... and the drafting population's request-steps (a step's decoding rows, summed) before it
+# judges: at B = 1 a drafting step's tokens are a few integers of one text, three of them say
+# little. Grid 44 (AVX-512 EPYC, 2026-12-07), B1 x ctx 4096 replicate 11: released when the
+# request it had judged left, the guard tripped again on the next request's first three
+# drafting steps (2, 1, 1 tokens at K = 2; the draft matched 26 of that text's next 27 tokens)
+# and its doubled cooldown held the rest of the trial at K = 0: 0.70x static K4, below
+# no-spec (trace_sim_text.py replays it: 0.97x no-spec; 1.26x with this). At B >= 3 three steps
+# hold enough.
+MIN_SPEC_ROWS = 8
 MAX_BACKOFF = 4
 COOLDOWN = 48  # steps of the cell without drafting after the guard first trips
 EARLY_PROBE = 6  # a cell outside the box at K = 0: its K = 1 probe after this many steps
@@ -197,7 +206,8 @@ class CellState:
         (self.spec if drafted else self.nospec).append(sample)
         if drafted:
             self.judged.append(tuple(requests))
-        if self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC:
+        if (self.guarded or len(self.spec) < MIN_SPEC or len(self.nospec) < MIN_NOSPEC
+                or sum(max(len(rs), 1) for rs in self.judged) < MIN_SPEC_ROWS):
             return
         rs = np.log(np.maximum(_ratios(self.spec, theta), 1e-12))
         rn = np.log(np.maximum(_ratios(self.nospec, theta), 1e-12))
