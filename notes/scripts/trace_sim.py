@@ -108,8 +108,8 @@ def costs(steps_of, scen, rep):
 def play(policy, tr, scen, rep, ms_k, ms_pre, rng, noise=0.05, ks=None, slow=None) -> float:
     """Seconds for the cell's trial (2 requests one after the other) under `policy`; slow:
     (lo, hi, factor), a step starting at lo..hi seconds into the trial `factor` times slower, a
-    slow spell of the machine such as grid 44's B1-ctx4096 replicate 16 (adaptive's K = 1-4
-    steps 1.2-1.45x the static arms' for ~2.5 s, its wall 1.38x static K4's)."""
+    slow spell of the machine such as grid 44's B1-ctx4096 replicate 16 (adaptive's K = 2-4
+    steps 1.33-1.45x the replicate's medians for ~2.4 s, its wall 1.38x static K4's)."""
     total, P = 0.0, PROMPT[scen]
 
     def spell() -> float:
