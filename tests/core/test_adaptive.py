@@ -1201,3 +1201,34 @@ def test_a_break_even_cell_does_not_draft_on_its_prior_s_k() -> None:
     share, goodput = k1_share()
     assert share < 0.15 and goodput >= 0.99 * static_goodputs(wl, BREAK_EVEN)[0]
     assert k1_share(min_gain=0.0)[0] > 0.5  # the setup: without it the prior's K = 1 stays
+
+
+def test_the_k0_fast_path_decides_as_the_full_path_without_the_estimates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no K could gain `min_gain` even if every draft were accepted (SLOW at B = 16: a
+    K = 1 step ~2x a K = 0 one; `step_costs.drafting_bound`), the policy decides K = 0 without
+    the acceptance estimates and the optimizer (not once here), and its K sequence is the one
+    the full path takes."""
+    import specsched.policy.adaptive as adaptive_module
+    from specsched.policy.step_costs import drafting_bound
+
+    wl = workload(48, 16, 512, 24, 0.95)
+    cfg = adaptive(SLOW, 0.95)
+    policy = cfg.build()
+    assert isinstance(policy, AdaptivePolicy)
+    assert drafting_bound(policy.costs([512] * 16)) <= 1.0 + policy.cfg.min_gain  # the setup
+    estimates = Counter[str]()
+    real = policy.acceptance.acceptance_evidence
+
+    def counted(*args: Any) -> Any:
+        estimates["calls"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(policy.acceptance, "acceptance_evidence", counted)
+    rec = Recorder(policy)
+    fast = simulate(wl, rec, SLOW, seed=3, noise=0.05).goodput
+    assert estimates["calls"] == 0 and len(rec.decisions) > 40
+    monkeypatch.setattr(adaptive_module, "drafting_bound", lambda costs: float("inf"))
+    full_goodput, full = run(wl, cfg, SLOW, seed=3)
+    assert [d.num_spec_tokens for d in rec.decisions] == [d.num_spec_tokens for d in full]
+    assert fast == pytest.approx(full_goodput)

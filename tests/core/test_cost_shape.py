@@ -63,3 +63,25 @@ def test_a_malformed_shape_is_refused_and_it_survives_the_cost_model_s_json() ->
     again = CostShape(tuple(body["batch_sizes"]), tuple(body["contexts"]), tuple(body["ks"]),
                       tuple(tuple(tuple(row) for row in plane) for plane in body["log_ratio"]))
     assert again == shape
+
+
+def test_drafting_bound_bounds_every_k_vector_with_every_draft_accepted() -> None:
+    """`drafting_bound` >= the all-accepted goodput gain of every K vector (brute force)."""
+    import itertools
+
+    import numpy as np
+
+    from specsched.policy.optimize import evaluate
+    from specsched.policy.step_costs import drafting_bound
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, m = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        per = rng.uniform(0.001, 0.05, size=(n, m)).cumsum(axis=1)  # [n, m] rising in k
+        table = np.concatenate([np.zeros((n, 1)), per], axis=1)  # [n, m + 1]
+        base, step = float(rng.uniform(0.01, 0.1)), float(rng.uniform(0.0, 0.03))
+        tokens = np.tile(np.arange(1.0, m + 2), (n, 1))  # every draft accepted
+        plain = evaluate(tokens, base, table, step, np.zeros(n, dtype=np.int64)).goodput
+        best = max(evaluate(tokens, base, table, step, np.array(v)).goodput / plain
+                   for v in itertools.product(range(m + 1), repeat=n))
+        assert drafting_bound((base, table, step)) >= best * (1 - 1e-12)

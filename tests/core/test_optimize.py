@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from specsched.policy.acceptance_stats import expected_tokens_table
 from specsched.policy.drain import best_drain, drain_seconds
-from specsched.policy.optimize import best_per_request, evaluate
+from specsched.policy.optimize import best_per_request, best_per_step, evaluate, robust_split
 
 
 def instance(seed: int, n: int, max_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float,
@@ -106,3 +106,51 @@ def test_a_draining_batch_drafts_deep_for_its_laggard_and_little_for_mates_near_
     drain, seconds = best_drain(tokens, base, cost, step, caps, remaining, lambda: throughput)
     assert drain[0] > throughput[0] and drain[1] < throughput[1], (drain, throughput)
     assert seconds < drain_seconds(tokens, base, cost, step, throughput, remaining)
+
+
+def two_requests(second: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Acceptance of a request at 0.85 beside one at `second`, per-draft costs, caps."""
+    return np.array([[0.85] * 4, [second] * 4]), np.array([0.12, 0.12]), np.array([4, 4])
+
+
+def test_a_split_within_the_estimates_noise_gives_one_k() -> None:
+    acc, cost, caps = two_requests(0.6)
+    tokens = expected_tokens_table(acc)
+    split = best_per_request(tokens, 1.0, cost, 0.08, caps)
+    _k, single = best_per_step(tokens, 1.0, cost, 0.08, caps)
+    assert len(set(split.ks.tolist())) == 2 and split.goodput > single.goodput  # precondition
+    # 8 verifies behind each estimate: 0.85 vs 0.6 is inside 1.5 SE (~0.19 / ~0.26) of each
+    few = robust_split(acc, np.full((2, 4), 8.0), 1.5, 1.0, cost, 0.08, caps, split)
+    assert few.ks.tolist() == single.ks.tolist()
+    # with a thousand verifies each, the same gap is real: the split stands
+    many = robust_split(acc, np.full((2, 4), 1000.0), 1.5, 1.0, cost, 0.08, caps, split)
+    assert many.ks.tolist() == split.ks.tolist()
+    # z = 0: the per-request optimum whatever the evidence
+    assert robust_split(acc, np.full((2, 4), 8.0), 0.0, 1.0, cost, 0.08, caps,
+                        split).ks.tolist() == split.ks.tolist()
+
+
+def test_a_straggler_with_its_own_evidence_keeps_its_own_k() -> None:
+    acc, cost, caps = two_requests(0.1)
+    tokens = expected_tokens_table(acc)
+    split = best_per_request(tokens, 1.0, cost, 0.08, caps)
+    assert split.ks[1] == 0 < split.ks[0]
+    # 30 verifies: a text that accepts 1 draft in 10 is no noise beside one that accepts 0.85
+    kept = robust_split(acc, np.full((2, 4), 30.0), 1.5, 1.0, cost, 0.08, caps, split)
+    assert kept.ks.tolist() == split.ks.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5), st.integers(1, 4),
+       st.floats(0.0, 3.0), st.floats(1.0, 200.0))
+def test_robust_split_is_the_split_or_the_best_single_k(seed: int, n: int, max_k: int,
+                                                        z: float, evidence: float) -> None:
+    tokens, parts, cost, step, caps, _ = instance(seed, n, max_k)
+    acc = np.random.default_rng(seed).uniform(0.05, 0.98, size=(n, max_k))
+    tokens = expected_tokens_table(acc)
+    base = float(parts.sum())
+    split = best_per_request(tokens, base, cost, step, caps)
+    _k, single = best_per_step(tokens, base, cost, step, caps)
+    got = robust_split(acc, np.full((n, max_k), evidence), z, base, cost, step, caps, split)
+    assert got.ks.tolist() in (split.ks.tolist(), single.ks.tolist())
+    assert (got.ks <= caps).all()

@@ -45,6 +45,7 @@ from specsched.policy.optimize import best_for_poorer_text
 from specsched.policy.step_costs import (
     Costs,
     ceiling_gain,
+    drafting_bound,
     plane_costs,
     shaped_costs,
     shaped_features,
@@ -151,11 +152,19 @@ class AdaptivePolicy:
         gain = np.inf  # predicted goodput of the choice / of K = 0 (not known in the warm-up)
         costs = self.costs(ctx)
         slow = np.full(len(decoding), self.cfg.max_k)  # [n] the slow start's caps
+        ks: np.ndarray | None = None
         if self.cfg.cost_prior is None and self.cost.num_updates < self.cfg.warmup_steps:
             ks = warmup_ks(np.minimum(anchor, caps), caps, self.num_steps, self.cfg.max_k)
         else:
             caps = np.minimum(caps, self._trust.cap(cell, state.steps, self.cfg.max_k))
-            acc = self.acceptance.acceptance(reqs, ctx)  # [n, max_k]: once per step
+        if ks is None and not (draining and self.cfg.drain_aware) and (
+                drafting_bound(costs) <= 1.0 + self.cfg.min_gain):
+            # the K = 0 fast path: no K could gain min_gain even if every draft were
+            # accepted, so `choose` would return K = 0 (gain 1): skip the estimates (most of a
+            # 0.6-0.9 ms decide at B = 16)
+            ks, gain = np.zeros(len(decoding), dtype=np.int64), 1.0
+        elif ks is None:
+            acc, evidence = self.acceptance.acceptance_evidence(reqs, ctx)  # [n, max_k]
             start = self._start_ks(reqs, ctx, acc, costs, caps)
             slow = np.array([self.acceptance.slow_start_cap(r, c, int(s))
                              for r, c, s in zip(reqs, ctx, start, strict=True)])
@@ -164,7 +173,7 @@ class AdaptivePolicy:
                          if room is not None and draining and self.cfg.drain_aware
                          and len(decoding) <= MAX_DRAIN_BATCH else None)
             ks, gain = self._choose(acc, ctx, costs, caps, np.minimum(anchor, caps),
-                                    remaining, grew)
+                                    remaining, grew, evidence)
         budget_ok = self.num_explored < self.cfg.explore_budget * (self.num_steps + 1)
         lockstep = (room is not None and len(decoding) > 1 and not self.cfg.probe_lockstep
                     and len({room[i] for i in decoding}) == 1)
@@ -242,10 +251,11 @@ class AdaptivePolicy:
 
     def _choose(self, acc: np.ndarray, ctx: list[int], costs: Costs,
                 caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None,
-                grew: bool = False) -> tuple[np.ndarray, float]:
+                grew: bool = False, evidence: np.ndarray | None = None
+                ) -> tuple[np.ndarray, float]:
         """K per request and its predicted goodput over K = 0's (`adaptive_choice.choose`)."""
         return choose(self.cfg, self.per_request, acc, ctx, costs, caps, anchor,
-                      self.cost.theta, remaining, grew)
+                      self.cost.theta, remaining, grew, evidence)
 
     # -- observe --------------------------------------------------------------------------------
     def observe(self, outcome: StepOutcome) -> None:

@@ -100,12 +100,18 @@ class AcceptanceBook:
         draft accepts at 0.38 and 0.91) the batch alone could not tell: every request borrowed
         the default 4 verifies from a bucket that held the previous request's text, and a
         quoting request drafted K = 4-5 for its first steps and drifted back there when idle."""
+        return self.acceptance_evidence(reqs, ctx)[0]
+
+    def acceptance_evidence(self, reqs: Sequence[TrackedRequest], ctx: Sequence[int]
+                            ) -> tuple[np.ndarray, np.ndarray]:  # [n, max_k] twice
+        """`acceptance`, and the evidence behind each estimate: its decayed verifies plus the
+        pseudo-verifies it borrows from its bucket (a binomial SE is sqrt(a (1 - a) / that))."""
         population = islice(reversed(self.requests.values()), max(len(reqs), RECENT_REQUESTS))
         w = shrinkage_weight([r.counts for r in population], self.cfg.request_prior_weight)
         tested = np.stack([r.counts.tested for r in reqs])  # [n, max_k]
         accepted = np.stack([r.counts.accepted for r in reqs])  # [n, max_k]
         prior = np.stack([self.bucket_acceptance(cell_of(1, c)[1]) for c in ctx])  # [n, max_k]
-        return posterior_batch(tested, accepted, prior, w)
+        return posterior_batch(tested, accepted, prior, w), tested + w
 
     def ramping(self, req: TrackedRequest, ctx: int) -> bool:
         """Whether `req` is still in its slow start: not over, and its context bucket holds

@@ -13,13 +13,21 @@ from specsched.policy.acceptance_stats import expected_tokens_table
 from specsched.policy.adaptive_config import AdaptiveConfig
 from specsched.policy.cost import CTX_UNIT
 from specsched.policy.drain import best_drain, drain_seconds
-from specsched.policy.optimize import Choice, best_per_request, best_per_step, evaluate, refine
+from specsched.policy.optimize import (
+    Choice,
+    best_per_request,
+    best_per_step,
+    evaluate,
+    refine,
+    robust_split,
+)
 from specsched.policy.step_costs import Costs
 
 
 def choose(cfg: AdaptiveConfig, per_request: bool, acc: np.ndarray, ctx: list[int],
            costs: Costs, caps: np.ndarray, anchor: np.ndarray, theta: np.ndarray,
-           remaining: np.ndarray | None = None, grew: bool = False
+           remaining: np.ndarray | None = None, grew: bool = False,
+           evidence: np.ndarray | None = None,
            ) -> tuple[np.ndarray, float]:  # ([n] K per request, predicted gain over K = 0)
     """K per request and its predicted goodput over K = 0's. acc [n, max_k]: the requests'
     acceptance estimates; costs: (T at K = 0, seconds each request's k drafts add [n, max_k + 1],
@@ -28,7 +36,9 @@ def choose(cfg: AdaptiveConfig, per_request: bool, acc: np.ndarray, ctx: list[in
     while the batch drains): K that finishes the batch soonest (`drain`): the throughput choice
     gives a request whose mates are near their ends the shallow K their capped drafts can pay
     for, and leaves it to finish alone (measured: `AdaptiveConfig.drain_aware`). grew: the
-    batch has more decoding requests than at the last decision (`free_descent`)."""
+    batch has more decoding requests than at the last decision (`free_descent`). evidence
+    [n, max_k]: the verifies behind each estimate of acc; with `split_z` > 0, requests get
+    different K only where that survives their SEs (`optimize.robust_split`)."""
     tokens = expected_tokens_table(acc)  # [n, max_k + 1]
     base, added, per_step = costs
     if remaining is not None and per_request:
@@ -45,6 +55,8 @@ def choose(cfg: AdaptiveConfig, per_request: bool, acc: np.ndarray, ctx: list[in
         return ks, evaluate(tokens, base, added, per_step, ks).goodput / max(plain, 1e-12)
     if per_request:
         best = best_per_request(tokens, base, added, per_step, caps)
+        if evidence is not None and cfg.split_z > 0:
+            best = robust_split(acc, evidence, cfg.split_z, base, added, per_step, caps, best)
     else:
         _k, best = best_per_step(tokens, base, added, per_step, caps)
         anchor = np.minimum(int(anchor.max()), caps)  # one K per step

@@ -93,6 +93,32 @@ def best_per_step(
     return best
 
 
+def robust_split(
+    acc: np.ndarray,  # [n, M] acceptance per request and draft position
+    evidence: np.ndarray,  # [n, M] verifies (real + borrowed) behind each estimate
+    z: float,  # how many standard errors the split must survive
+    base: float, draft_cost: np.ndarray, step_cost: float, caps: np.ndarray,
+    split: Choice,  # the per-request optimum
+) -> Choice:
+    """The per-request optimum only where it beats the best single K (capped per request) with
+    every estimate moved z binomial SEs against it: a request the split drafts deeper than the
+    single K accepts less, one it drafts shallower accepts more. Else the single K. Requests
+    whose estimates differ by noise get one K (a row held a step below its mates falls behind
+    and finishes alone: the forty-second stop's B4 x 512); a straggler whose own evidence says
+    it accepts far less than its mates still gets its own K."""
+    tokens = expected_tokens_table(acc)  # [n, M + 1]
+    _k, single = best_per_step(tokens, base, draft_cost, step_cost, caps)
+    if (split.ks == single.ks).all():
+        return split
+    se = np.sqrt(acc * (1.0 - acc) / np.maximum(evidence, 1.0))  # [n, M]
+    sign = np.sign(split.ks - single.ks).astype(np.float64)[:, None]  # [n, 1]: +1 deeper
+    adverse = expected_tokens_table(np.clip(acc - sign * z * se, 0.0, 1.0))  # [n, M + 1]
+    if (evaluate(adverse, base, draft_cost, step_cost, split.ks).goodput
+            > evaluate(adverse, base, draft_cost, step_cost, single.ks).goodput):
+        return split
+    return single
+
+
 def refine(
     tokens: np.ndarray,  # [n, M + 1]
     draft_cost: np.ndarray,  # [n, M + 1] C_i(k), or [n] c_i

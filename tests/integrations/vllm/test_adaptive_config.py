@@ -55,6 +55,7 @@ def bad_profile(tmp_path: Path) -> str:
         (adaptive({"max_k": "4"}), "max_k must be an integer, got '4'"),
         (adaptive({"start_k": 0}), r"start_k must be in \[1, max_k=4\]"),
         (adaptive({"margin": True}), "margin must be a finite number"),
+        (adaptive({"split_z": -1}), r"split_z must be in \[0, 10\]"),
         (adaptive({"request_decay": 1.5}), r"request_decay must be in \(0, 1\]"),
         (adaptive({"cost_prior": [1, 2]}), r"cost_prior needs 8 coefficients \(7 from before"),
         (adaptive({"cost_prior": {"coef": [0.01] * 8, "q_tile": 0}}),
