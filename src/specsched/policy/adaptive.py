@@ -8,8 +8,10 @@ Each step (`decide`):
 2. step cost from the online regression (`cost.OnlineStepCost`): T = base + Σ c_i K_i + f max K;
 3. K maximizing Σ E_i / T (`optimize`): per request in the engine — a request that accepts poorly
    gets K = 0 while others draft, a shrinking batch gets the K its own size deserves — or one K
-   per step (vLLM); optionally (`drain_aware`), while the batch drains (no request joins as
-   others finish), K per request that finishes it soonest (`drain.best_drain`); a request
+   per step (vLLM); per request, different K only where that survives the estimates' SEs
+   (`split_z`); no estimates at all where no K could pay at full acceptance (the K = 0 fast
+   path, `step_costs.drafting_bound`); optionally (`drain_aware`), while the batch drains (no
+   request joins as others finish), K per request that finishes it soonest; a request
    whose context bucket holds no evidence of this run yet drafts under a slow start's cap,
    doubling per verify from the K a text accepting `start_spread` less would pay for;
 4. hysteresis: the previous K of each request (for a new one: the prior schedule's K) is kept
