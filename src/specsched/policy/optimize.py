@@ -106,6 +106,8 @@ def robust_split(
     whose estimates differ by noise get one K (a row held a step below its mates falls behind
     and finishes alone: the forty-second stop's B4 x 512); a straggler whose own evidence says
     it accepts far less than its mates still gets its own K."""
+    if z <= 0 or (split.ks == split.ks[0]).all():  # no split to test (most steps)
+        return split
     tokens = expected_tokens_table(acc)  # [n, M + 1]
     _k, single = best_per_step(tokens, base, draft_cost, step_cost, caps)
     if (split.ks == single.ks).all():
