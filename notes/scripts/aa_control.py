@@ -7,7 +7,7 @@ med = collections.defaultdict(dict); tok = collections.defaultdict(dict)
 for l in open(path):
     t = json.loads(l)
     if t.get('type') != 'trial' or t['scenario'] != 'B16-ctx512': continue
-    k0 = [ms for ms, pf, ks, acc in t['extra']['steps'] if not pf and ks and max(ks) == 0 and len(ks) == 16]
+    k0 = [ms for ms, pf, ks, acc, *_ in t['extra']['steps'] if not pf and ks and max(ks) == 0 and len(ks) == 16]
     if k0: med[t['arm']][t['replicate']] = st.median(k0)
     tok[t['arm']][t['replicate']] = t['metrics']['output_tok_s']
 for a in med:

@@ -10,7 +10,7 @@ for line in open(path):
     if not t['scenario'].startswith('B1-'): continue
     if not t['arm'].startswith('static-K'): continue
     cur = []
-    for ms, prefill, ks, acc in t['extra']['steps']:
+    for ms, prefill, ks, acc, *_ in t['extra']['steps']:
         if prefill:
             if cur: seqs[(t['scenario'], t['arm'])].append(cur)
             cur = []

@@ -16,10 +16,10 @@ for arm in sorted({t["arm"] for t in trials}):
     tt = [t for t in trials if t["arm"] == arm]
     steps = [s for t in tt for s in t["extra"]["steps"] if s[2]]
     toks = sum(sum(acc) + len(ks) for _, _, ks, acc in steps)
-    secs = sum(ms for ms, _, _, _ in steps) / 1e3
+    secs = sum(ms for ms, _, _, _, *_ in steps) / 1e3
     rate[arm] = toks / secs
     by: dict[int, list[tuple[float, int]]] = {}
-    for ms, _, ks, acc in steps:
+    for ms, _, ks, acc, *_ in steps:
         by.setdefault(ks[0], []).append((ms, acc[0] + 1))
     print(f"{arm:17s} decode tok/s {toks / secs:.2f}",
           {k: (len(v), round(statistics.median(m for m, _ in v)), round(sum(x for _, x in v) / len(v), 2))
@@ -27,7 +27,7 @@ for arm in sorted({t["arm"] for t in trials}):
 for arm in [a for a in rate if a.startswith("adaptive")]:
     lost = 0.0
     for t in [t for t in trials if t["arm"] == arm]:
-        for ms, _, ks, acc in t["extra"]["steps"][1:]:
+        for ms, _, ks, acc, *_ in t["extra"]["steps"][1:]:
             if not ks or ks[0] >= 3:
                 break
             lost += ms / 1e3 - (acc[0] + 1) / rate["static-K3"]

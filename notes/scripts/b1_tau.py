@@ -11,7 +11,7 @@ for scen in ('B1-ctx512', 'B1-ctx4096'):
         if t.get('type') != 'trial' or t['scenario'] != scen or t['arm'] != arm: continue
         cur = []
         seqs = []
-        for ms, prefill, ks, acc in t['extra']['steps']:
+        for ms, prefill, ks, acc, *_ in t['extra']['steps']:
             if prefill:
                 if cur: seqs.append(cur)
                 cur = []

@@ -24,7 +24,7 @@ for sc in ("short-ctx512-B4", "long-ctx4096-B4"):
         for r in t:
             if r["arm"] == "adaptive":
                 continue
-            for ms, pre, ks, acc in r["extra"]["steps"]:
+            for ms, pre, ks, acc, *_ in r["extra"]["steps"]:
                 if len(ks) == 4 and not pre and len(set(ks)) == 1:
                     per[ks[0]][0] += ms
                     per[ks[0]][1] += sum(a + 1 for a in acc)

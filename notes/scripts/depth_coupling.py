@@ -25,7 +25,7 @@ for line in lines:
         continue
     reqs: list[list[tuple[int, int]]] = []
     for step in r["extra"]["steps"]:
-        _, prefill, drafted, accepted = step
+        _, prefill, drafted, accepted = step[:4]
         if prefill:
             reqs.append([])
         if drafted and reqs:

@@ -48,7 +48,7 @@ for rep in range(reps):
         t = TrialSpec(arm=exp.arm("no-spec"), scenario=scen, shapes=shapes, replicate=rep,
                       position=0, warmup=False, seed=rep)
         res = backend.run_trial(t)
-        k0 = [ms for ms, pf, ks, _ in res.extra["steps"] if not pf and ks and max(ks) == 0]
+        k0 = [ms for ms, pf, ks, _, *_ in res.extra["steps"] if not pf and ks and max(ks) == 0]
         med[busy] = st.median(k0)
     ratios.append(math.log(med[True] / med[False]))
     print(f"rep {rep}: median K = 0 step plain {med[False]:.1f} ms, busy {med[True]:.1f} ms, "

@@ -53,7 +53,7 @@ for rep in range(reps):
         t = TrialSpec(arm=exp.arm(arm), scenario=scen, shapes=shapes, replicate=rep, position=0,
                       warmup=False, seed=rep)
         res = backend.run_trial(t)
-        k0 = [ms for ms, pf, ks, _ in res.extra["steps"] if not pf and ks and max(ks) == 0]
+        k0 = [ms for ms, pf, ks, *_ in res.extra["steps"] if not pf and ks and max(ks) == 0]
         med[a] = st.median(k0)
     for a in names:
         logs[a].append(math.log(med[a] / med["k0-drafter"]))

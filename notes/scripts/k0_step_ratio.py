@@ -7,7 +7,7 @@ for path in sys.argv[1:]:
     for l in open(path):
         t = json.loads(l)
         if t.get('type') != 'trial' or t['scenario'] != 'B16-ctx512': continue
-        k0 = [ms for ms, pf, ks, acc in t['extra']['steps'] if not pf and ks and max(ks) == 0 and len(ks) == 16]
+        k0 = [ms for ms, pf, ks, acc, *_ in t['extra']['steps'] if not pf and ks and max(ks) == 0 and len(ks) == 16]
         if k0: med[t["arm"]][t["replicate"]] = st.median(k0)
     for a in med:
         if a == 'no-spec' or not a.startswith('adaptive'): continue

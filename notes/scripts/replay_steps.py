@@ -50,7 +50,7 @@ queue = list(range(len(prompts)))
 active: list[int] = []  # schedule order
 out = {}  # request -> output tokens so far (0: not prefilled)
 mismatches = 0
-for n_step, (ms, prefill, ks_rec, acc_rec) in enumerate(trial["extra"]["steps"]):
+for n_step, (ms, prefill, ks_rec, acc_rec, *_) in enumerate(trial["extra"]["steps"]):
     while queue and len(active) < conc:
         i = queue.pop(0); active.append(i); out[i] = 0
     dec = [i for i in active if out[i] > 0]

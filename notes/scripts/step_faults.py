@@ -37,7 +37,7 @@ for rep in range(reps):
         after = usage()
         steps = res.extra["steps"]
         n = len(steps)
-        k0 = [ms for ms, pf, ks, _ in steps if not pf and ks and max(ks) == 0]
+        k0 = [ms for ms, pf, ks, _, *_ in steps if not pf and ks and max(ks) == 0]
         d = [(y - x) / n for x, y in zip(before, after, strict=True)]
         print(f"rep {rep} {a:12s} K0 median {st.median(k0) if k0 else float('nan'):6.1f} ms "
               f"({len(k0)}/{n} steps)  per step: minflt {d[0]:7.1f} majflt {d[1]:4.1f} "

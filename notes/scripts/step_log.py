@@ -40,7 +40,7 @@ for t in sorted(trials, key=lambda t: (t["scenario"], t["replicate"], t["positio
           f"tail {tail:5.2f} steps {t['extra'].get('num_steps')}"
           + ("" if steps is not None else "  (no step log: older results)"))
     if a.v and steps:
-        for ms, prefill, ks, acc in steps:
+        for ms, prefill, ks, acc, *_ in steps:
             print(f"    {len(ks):3d} {digits(ks):>18s} acc {digits(acc):>18s} {ms:8.1f}"
                   + (f"  +{prefill} prefill" if prefill else ""))
 print()

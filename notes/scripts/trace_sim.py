@@ -60,7 +60,7 @@ def load_run(path: Path):
         if not r["arm"].startswith("static"):
             continue
         i, g = -1, 0
-        for _ms, pre, ks, acc in steps:
+        for _ms, pre, ks, acc, *_ in steps:
             if pre:
                 i, g = i + 1, 1  # the prefill step samples the first token
                 continue
@@ -97,7 +97,7 @@ def costs(steps_of, scen, rep):
     per_k, pre = collections.defaultdict(list), []
     for (s, r, arm), steps in steps_of.items():
         if s == scen and r == rep and arm != "adaptive":
-            for ms, p, ks, _ in steps:
+            for ms, p, ks, _, *_ in steps:
                 if p:
                     pre.append(ms)
                 elif ks:
@@ -242,7 +242,7 @@ def step_costs(runs) -> None:
             for rep in range(7):
                 ms_k, ms_pre = costs(steps_of, scen, rep)
                 prev, real, expect = None, 0.0, 0.0
-                for ms, pre, ks, _ in steps_of[(scen, rep, "adaptive")]:
+                for ms, pre, ks, _, *_ in steps_of[(scen, rep, "adaptive")]:
                     k = None if pre else ks[0]
                     if k is not None and k in ms_k:
                         key = "first" if prev == "pre" else "same" if prev == k else "switched"

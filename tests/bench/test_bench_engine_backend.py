@@ -12,6 +12,7 @@ import pytest
 from specsched.bench.canary import canary_warnings, output_mismatches
 from specsched.bench.experiment import Arm
 from specsched.bench.results import Results, read_results
+from specsched.bench.step_rows import position_counts, request_places
 from specsched.cli import main
 from specsched.errors import UserError
 from specsched.policy import PolicyConfig
@@ -86,17 +87,35 @@ def test_engine_backend_experiment_to_report(tiny: Path, tmp_path: Path, capsys:
         steps = extra["steps"]
         assert len(steps) == extra["num_steps"]
         drafted = [0] * 8
-        for ms, prefill, ks, acc in steps:
-            assert ms > 0 and prefill >= 0 and len(ks) == len(acc) <= n
+        for ms, prefill, ks, acc, places in steps:
+            assert ms > 0 and prefill >= 0 and len(ks) == len(acc) == len(places) <= n
             assert all(0 <= a <= k for k, a in zip(ks, acc, strict=True))
+            assert sorted(places) == sorted(set(places)) and set(places) <= set(range(n))
             for k in ks:
                 for pos in range(k):
                     drafted[pos] += 1
-        assert sum(len(ks) + sum(acc) for _, _, ks, acc in steps) + n == 10 * n  # every token
+        assert sum(len(ks) + sum(acc) for _, _, ks, acc, _ in steps) + n == 10 * n  # every token
         per_position = extra["acceptance"]["drafted_per_position"]
         assert drafted[:len(per_position)] == per_position and sum(drafted) == sum(per_position)
+        # read back per request: each request's decode rows emit its output after its prefill
+        # token; the accepted drafts per position add up to the run's; the admission replay
+        # of a log without the places column finds the same requests
+        outs = [r["num_output_tokens"] for r in t["requests"]]
+        places = request_places(steps, outs)
+        assert places == [row[4] for row in steps]
+        assert request_places([row[:4] for row in steps], outs) == places
+        emitted = [1] * n
+        for row, where in zip(steps, places, strict=True):
+            for p, a in zip(where, row[3], strict=True):
+                emitted[p] += a + 1
+        assert emitted == outs
+        counts = position_counts(steps, outs, 8)
+        assert counts is not None
+        accepted = [sum(c[1][i] for c in counts) for i in range(8)]
+        got = extra["acceptance"]["accepted_per_position"]
+        assert accepted[:len(got)] == got and sum(accepted) == sum(got)
         if t["arm"] == "k2":  # K = 2, less only where a request's room caps it at its end
-            assert max(k for _, _, ks, _ in steps for k in ks) == 2
+            assert max(k for _, _, ks, *_ in steps for k in ks) == 2
     # greedy: every arm emits the baseline's tokens (the canary stays silent)
     assert output_mismatches(res, "no-spec") == {}
     assert main(["report", str(results), "--out", str(tmp_path / "rep")]) == 0

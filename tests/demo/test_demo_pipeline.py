@@ -84,6 +84,13 @@ def test_demo_outputs_exist_and_parse(config: DemoConfig, tmp_path: Path) -> Non
         lo, hi = r["predicted_band"]
         assert lo <= hi and (r["arm"] != "no-spec" or lo == hi == 1.0)
     assert any(c.startswith("predictions: mean |pred/meas - 1|") for c in verdict["conclusions"])
+    # the model check: every non-baseline arm predicted again with the run's own acceptance
+    for r in verdict["rows"]:
+        if r["arm"] != "no-spec":
+            lo, hi = r["replayed_ci"]
+            assert r["replayed_speedup"] > 0 and lo <= r["replayed_speedup"] <= hi
+    assert any("Model check" in c for c in verdict["conclusions"])
+    assert "with the run's acceptance" in md
     assert "pred/meas - 1" in md
     assert all(r["decode_ratio"] is not None for r in verdict["rows"] if r["arm"] != "no-spec")
     for row in result.verdict:

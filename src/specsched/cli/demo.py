@@ -129,14 +129,16 @@ def render_verdict(result: Any, console: Any) -> None:
     t = Table(title="verdict: speedup vs no-spec, predicted (simulated) vs measured; end to end "
               "(output tokens/s) and decode only")
     for col in ("scenario", "arm", "K", "predicted [band]", "measured e2e [95% CI]",
-                "pred/meas-1", "decode [95% CI]", "tok/s", "verdict"):
+                "pred/meas-1 (run's acc.)", "decode [95% CI]", "tok/s", "verdict"):
         t.add_column(col, justify="left" if col in ("scenario", "arm", "verdict") else "right")
     for r in result.verdict:
         pred = "n/a" if r["predicted_speedup"] is None else f"x{r['predicted_speedup']:.2f}"
         band = r.get("predicted_band")
         if band is not None and r["verdict"] != "baseline":
             pred += f" [{band[0]:.2f}, {band[1]:.2f}]"
-        err = prediction_error(r)
+        err, rerr = prediction_error(r), prediction_error(r, "replayed_speedup")
+        errs = "" if err is None else f"{100 * err:+.1f}%" + (
+            "" if rerr is None else f" ({100 * rerr:+.1f}%)")
         if r["verdict"] == "baseline":
             meas = dec = "x1 (baseline)"
         else:
@@ -147,7 +149,7 @@ def render_verdict(result: Any, console: Any) -> None:
         if r["same_config_as_baseline"]:
             verdict += " (same config)"
         t.add_row(r["scenario"], r["arm"], ",".join(map(str, r["k"])), pred, meas,
-                  "" if err is None else f"{100 * err:+.1f}%", dec,
+                  errs, dec,
                   f"{r['median_tok_s']:.1f}", f"[{style}]{verdict}[/]" if style else verdict)
     console.print(t)
     for line in conclusions(result.verdict, result.analysis, result.notes):

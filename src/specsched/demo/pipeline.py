@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -179,7 +180,8 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
     analysis = analyze(results)
     decode = analyze(results, Metric.DECODE_TOK_S)
     write_report(analysis, out / REPORT)
-    rows = verdict_rows(exp, analysis, decode, dry, profile, cfg.shape is Shape.WAVE)
+    rows = verdict_rows(exp, analysis, decode, dry, profile, cfg.shape is Shape.WAVE,
+                        results.trials)
     from specsched.demo.verdict import append_verdict_md, profile_noise_note, write_verdict
 
     notes = profile_noise_note(profile.noisy_units())
@@ -190,19 +192,24 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
 
 
 def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
-                 profile: Profile, waves: bool) -> list[dict[str, Any]]:
+                 profile: Profile, waves: bool,
+                 trials: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """Per scenario x arm: K used, predicted (simulated) and measured speedup vs no-spec — end to
-    end (output tokens/s) and decode only — with 95% CIs, and the verdict."""
+    end (output tokens/s) and decode only — with 95% CIs, the verdict, and the model check: the
+    speedup predicted again with the run's own acceptance (`demo.replay`, from `trials`)."""
     from specsched.demo.predict import BAND_QUANTILES, predicted
+    from specsched.demo.replay import replayed
 
     preds = predicted(exp, profile, BASELINE, waves)
     bands = [predicted(exp, profile, BASELINE, waves, q) for q in BAND_QUANTILES]
+    replay = replayed(exp, profile, trials, BASELINE, waves)
     decode_rows = {(s.name, r.arm): r for s in decode.scenarios for r in s.rows}
     rows: list[dict[str, Any]] = []
     for s in an.scenarios:
         ks = dry.scenario(s.name).k_values
         for r in s.rows:
             d = decode_rows.get((s.name, r.arm))
+            rp = None if r.arm == BASELINE else replay.get((s.name, r.arm))
             rows.append({
                 "scenario": s.name,
                 "arm": r.arm,
@@ -210,6 +217,8 @@ def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
                 "predicted_speedup": _speedup(preds, s.name, r.arm, decode=False),
                 "predicted_decode_speedup": _speedup(preds, s.name, r.arm, decode=True),
                 "predicted_band": _band(bands, s.name, r.arm),
+                "replayed_speedup": None if rp is None else rp.mean,
+                "replayed_ci": None if rp is None else [rp.lo, rp.hi],
                 "median_tok_s": r.summary.median,
                 "n": r.summary.n,
                 "ratio": None if r.ratio is None else r.ratio.ratio,

@@ -101,6 +101,7 @@ def record_step(
         spec_tokens=tuple(r.num_spec_tokens for r in outcome.requests),
         accepted_tokens=tuple(r.num_accepted_tokens for r in outcome.requests),
         num_prefill_tokens=outcome.num_prefill_tokens,
+        request_ids=tuple(r.request_id for r in outcome.requests),
     )
     run.add_step(step, now)
     return step

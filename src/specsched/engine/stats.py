@@ -9,6 +9,7 @@ draft token). Mean accepted length = 1 + accepted / spec steps: tokens a spec st
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,12 +111,17 @@ class StepStats:
     spec_tokens: tuple[int, ...] = ()
     accepted_tokens: tuple[int, ...] = ()
     num_prefill_tokens: int = 0  # prompt tokens of the step's prefill chunks
+    request_ids: tuple[Hashable, ...] = ()  # the decoding requests, in the order of spec_tokens
 
-    def to_row(self) -> list[Any]:
+    def to_row(self, index: Mapping[Hashable, int] | None = None) -> list[Any]:
         """One line of a trial's step log: [wall ms, prefill tokens, K per decoding request,
-        accepted per decoding request]."""
-        return [round(self.wall_s * 1e3, 2), self.num_prefill_tokens, list(self.spec_tokens),
-                list(self.accepted_tokens)]
+        accepted per decoding request], and with `index` (request id -> the request's place in
+        the trial) those places, so a request's acceptance can be read back from the log."""
+        row = [round(self.wall_s * 1e3, 2), self.num_prefill_tokens, list(self.spec_tokens),
+               list(self.accepted_tokens)]
+        if index is not None:
+            row.append([index.get(rid, -1) for rid in self.request_ids])
+        return row
 
 
 # the most steps `RunStats.step_log` keeps (the first ones): a long-lived engine's log stays

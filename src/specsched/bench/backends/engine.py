@@ -27,7 +27,7 @@ import hashlib
 import itertools
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -196,6 +196,7 @@ class EngineBackend:
                 submit_s=submitted - res.start_s,
             ))
         st = res.stats
+        index: dict[Hashable, int] = {seq.request_id: i for i, seq in enumerate(res.seqs)}
         if policy is not None:  # what it learned in this trial too carries to the next
             self._warm[(trial.arm.name, scenario.name)] = llm.engine.speculator.policy
         learned = llm.engine.learned_schedule()  # an adaptive arm's learned grid, else None
@@ -225,8 +226,9 @@ class EngineBackend:
                 "acceptance_rate": st.spec.acceptance_rate,
                 "mean_accepted_length": st.spec.mean_accepted_length,
             },
-            # [wall ms, prefill tokens, K per decoding request, accepted per request] per step
-            "steps": [step.to_row() for step in st.step_log],
+            # [wall ms, prefill tokens, K per decoding request, accepted per request, the
+            # requests' places in `requests`] per step (`bench.step_rows` reads it)
+            "steps": [step.to_row(index) for step in st.step_log],
         }
         return TrialResult(tuple(requests), res.wall_s, dict(st.k_histogram), extra)
 
