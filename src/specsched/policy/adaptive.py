@@ -35,15 +35,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from specsched.policy.adaptive_acceptance import AcceptanceBook, TrackedRequest
-from specsched.policy.adaptive_choice import choose
+from specsched.policy.adaptive_acceptance import AcceptanceBook
+from specsched.policy.adaptive_choice import choose, start_ks
 from specsched.policy.adaptive_config import AdaptiveConfig, Cell, cell_of
 from specsched.policy.adaptive_guard import PROBE_SHARE, CellState, explore, ratio
 from specsched.policy.adaptive_trust_regions import TrustRegions
 from specsched.policy.base import KPolicy
 from specsched.policy.batch import BatchState, KDecision, StepOutcome
 from specsched.policy.cost import OnlineStepCost
-from specsched.policy.optimize import best_for_poorer_text
 from specsched.policy.step_costs import (
     Costs,
     ceiling_gain,
@@ -167,7 +166,9 @@ class AdaptivePolicy:
             ks, gain = np.zeros(len(decoding), dtype=np.int64), 1.0
         elif ks is None:
             acc, evidence = self.acceptance.acceptance_evidence(reqs, ctx)  # [n, max_k]
-            start = self._start_ks(reqs, ctx, acc, costs, caps)
+            ramping = np.array([self.acceptance.ramping(r, c)
+                                for r, c in zip(reqs, ctx, strict=True)])
+            start = start_ks(self.cfg, self.per_request, ramping, acc, costs, caps)
             slow = np.array([self.acceptance.slow_start_cap(r, c, int(s))
                              for r, c, s in zip(reqs, ctx, start, strict=True)])
             caps = np.minimum(caps, slow)
@@ -236,20 +237,6 @@ class AdaptivePolicy:
         if self._trust.open(cell, inside, speed_from) and not inside:
             self.cost.add_uncertainty(self.cfg.extrapolated_cost_weight)
             state.early_probe = state.extrapolated = True
-
-    def _start_ks(self, reqs: list[TrackedRequest], ctx: list[int], acc: np.ndarray,
-                  costs: Costs, caps: np.ndarray) -> np.ndarray:  # [n]
-        """Where a request's slow start begins: the K chosen for the batch as it is estimated,
-        with every request still ramping as if its text accepted `start_spread` less per
-        position (0 for all where none ramps). Where even such a text pays for deep drafts
-        (dear steps whatever K: long contexts) the ramp is skipped; where drafts are dear
-        against the step it starts at K = 1 (`AdaptiveConfig.start_k`)."""
-        ramping = np.array([self.acceptance.ramping(r, c) for r, c in zip(reqs, ctx,
-                                                                            strict=True)])
-        if not ramping.any() or self.cfg.start_spread >= 1.0:
-            return np.zeros(len(reqs), dtype=np.int64)
-        return best_for_poorer_text(acc, ramping, self.cfg.start_spread, *costs, caps,
-                                    self.per_request)
 
     def _choose(self, acc: np.ndarray, ctx: list[int], costs: Costs,
                 caps: np.ndarray, anchor: np.ndarray, remaining: np.ndarray | None = None,

@@ -15,6 +15,7 @@ from specsched.policy.cost import CTX_UNIT
 from specsched.policy.drain import best_drain, drain_seconds
 from specsched.policy.optimize import (
     Choice,
+    best_for_poorer_text,
     best_per_request,
     best_per_step,
     evaluate,
@@ -80,3 +81,16 @@ def choose(cfg: AdaptiveConfig, per_request: bool, acc: np.ndarray, ctx: list[in
     if ks.any() and gain < 1.0 + cfg.min_gain:  # drafting must earn its risk
         return np.zeros_like(ks), 1.0
     return ks, gain
+
+
+def start_ks(cfg: AdaptiveConfig, per_request: bool, ramping: np.ndarray, acc: np.ndarray,
+             costs: Costs, caps: np.ndarray) -> np.ndarray:  # [n]
+    """Where a request's slow start begins (`ramping` [n]: whose context bucket holds no
+    evidence of this run yet): the K chosen for the batch as it is estimated, with every
+    ramping request as if its text accepted `start_spread` less per position (0 for all where
+    none ramps). Where even such a text pays for deep drafts (dear steps whatever K: long
+    contexts) the ramp is skipped; where drafts are dear against the step it starts at K = 1
+    (`AdaptiveConfig.start_k`)."""
+    if not ramping.any() or cfg.start_spread >= 1.0:
+        return np.zeros(len(ramping), dtype=np.int64)
+    return best_for_poorer_text(acc, ramping, cfg.start_spread, *costs, caps, per_request)
