@@ -92,7 +92,7 @@ for n_step, (ms, prefill, ks_rec, acc_rec, *_) in enumerate(trial["extra"]["step
         trust = policy._trust._cells.get(cell)
         tcap = "-" if trust is None else trust.cap(st.steps - 1 if st else 0)
         reqs = [policy.acceptance.requests[i] for i in dec]
-        acc = policy.acceptance.acceptance(reqs, computed[:len(dec)]).mean(0)
+        acc = policy.acceptance.acceptance_evidence(reqs, computed[:len(dec)])[0].mean(0)
         speed = "-" if trust is None else f"{trust.speed(policy._judge):.2f}"
         why = (f"cell {cell} trust cap {tcap} verified {getattr(trust, 'verified', '-')} "
                f"speed {speed} "

@@ -193,7 +193,7 @@ def run_demo(out: Path, cfg: DemoConfig, ui: DemoUI, force: bool = False) -> Dem
 
 def verdict_rows(exp: Experiment, an: Analysis, decode: Analysis, dry: DryRun,
                  profile: Profile, waves: bool,
-                 trials: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+                 trials: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per scenario x arm: K used, predicted (simulated) and measured speedup vs no-spec — end to
     end (output tokens/s) and decode only — with 95% CIs, the verdict, and the model check: the
     speedup predicted again with the run's own acceptance (`demo.replay`, from `trials`)."""

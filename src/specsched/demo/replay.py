@@ -79,9 +79,9 @@ def replayed(exp: Experiment, profile: Profile, trials: Iterable[Mapping[str, An
     arms = {a.name: a.policy for a in exp.arms}
     out: dict[tuple[str, str], Estimate] = {}
     for scenario in exp.scenarios:
-        workloads = [wl for (name, _), ts in sorted(by_rep.items()) if name == scenario.name
-                     for wl in [replicate_workload(ts, scenario, profile, waves)]
-                     if wl is not None]
+        reps = [ts for (name, _), ts in sorted(by_rep.items()) if name == scenario.name]
+        workloads = [wl for ts in reps
+                     if (wl := replicate_workload(ts, scenario, profile, waves)) is not None]
         if not workloads:
             continue
         for arm, est in replay_speedups(profile, workloads, arms, arms[baseline]).items():

@@ -92,19 +92,15 @@ class AcceptanceBook:
         self.bucket_acceptance(ctx_bucket)  # merges the bucket's cells once per observation
         return self._bucket_cache[ctx_bucket][1]
 
-    def acceptance(self, reqs: Sequence[TrackedRequest], ctx: Sequence[int]
-                   ) -> np.ndarray:  # [n, max_k]
+    def acceptance_evidence(self, reqs: Sequence[TrackedRequest], ctx: Sequence[int]
+                            ) -> tuple[np.ndarray, np.ndarray]:  # [n, max_k] twice
         """Each request's acceptance per position: its counts shrunk toward its bucket's, by a
         weight from how much requests differ: the batch's and the most recently seen others
         (`RECENT_REQUESTS`). On the phases bench (B = 1, requests alternating text that the
         draft accepts at 0.38 and 0.91) the batch alone could not tell: every request borrowed
         the default 4 verifies from a bucket that held the previous request's text, and a
-        quoting request drafted K = 4-5 for its first steps and drifted back there when idle."""
-        return self.acceptance_evidence(reqs, ctx)[0]
-
-    def acceptance_evidence(self, reqs: Sequence[TrackedRequest], ctx: Sequence[int]
-                            ) -> tuple[np.ndarray, np.ndarray]:  # [n, max_k] twice
-        """`acceptance`, and the evidence behind each estimate: its decayed verifies plus the
+        quoting request drafted K = 4-5 for its first steps and drifted back there when idle.
+        Second: the evidence behind each estimate, its decayed verifies plus the
         pseudo-verifies it borrows from its bucket (a binomial SE is sqrt(a (1 - a) / that))."""
         population = islice(reversed(self.requests.values()), max(len(reqs), RECENT_REQUESTS))
         w = shrinkage_weight([r.counts for r in population], self.cfg.request_prior_weight)
