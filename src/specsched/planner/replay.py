@@ -21,7 +21,6 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
-from specsched.planner.acceptance_ci import t_quantile
 from specsched.planner.cost_fit import fit_cost
 from specsched.planner.predict import DEFAULT_SEEDS, Estimate
 from specsched.planner.profile import Profile
@@ -31,12 +30,8 @@ from specsched.policy import PolicyConfig
 
 def geometric_estimate(ratios: Sequence[float]) -> Estimate:
     """Geometric mean of positive ratios and the 95% t-interval of their logs."""
-    logs = [math.log(r) for r in ratios]
-    m = statistics.fmean(logs)
-    if len(logs) < 2:
-        return Estimate(math.exp(m), math.exp(m), math.exp(m))
-    half = -t_quantile(0.025, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half))
+    logs = Estimate.of([math.log(r) for r in ratios])
+    return Estimate(math.exp(logs.mean), math.exp(logs.lo), math.exp(logs.hi))
 
 
 def replay_speedups(profile: Profile, workloads: Sequence[Workload],
@@ -53,9 +48,9 @@ def replay_speedups(profile: Profile, workloads: Sequence[Workload],
 
     base = [goodput(baseline, wl) for wl in workloads]
     out: dict[str, Estimate] = {}
-    for name, policy in arms.items():
-        ratios = [goodput(policy, wl) / b for wl, b in zip(workloads, base, strict=True)
-                  if b > 0]
+    for name, policy in arms.items():  # the baseline's own arm ties itself: not simulated again
+        runs = base if policy == baseline else [goodput(policy, wl) for wl in workloads]
+        ratios = [g / b for g, b in zip(runs, base, strict=True) if b > 0]
         if ratios and all(r > 0 for r in ratios):
             out[name] = geometric_estimate(ratios)
     return out
