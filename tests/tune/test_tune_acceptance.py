@@ -43,6 +43,28 @@ def test_shared_tail_prompts_come_from_the_given_number_of_documents() -> None:
         assert len({tuple(p[224:]) for p in prompts}) == 8  # every tail its own
 
 
+def test_tail_range_gives_serving_shaped_prompts() -> None:
+    """tail_range r: tails of tail x (1 ± r) tokens after a shared document of ctx - tail tokens
+    (the demo scenarios' shape); the draw is the seed's, and r = 0 keeps exact windows."""
+    corpus = list(range(1000, 9000))
+    kw: dict[str, Any] = {"shared_tail": 64, "documents": 2}
+    prompts = acceptance_prompts(corpus, None, 40, 256, 3, tail_range=0.5, **kw)
+    lens = [len(p) for p in prompts]
+    assert all(192 + 32 <= n <= 192 + 96 for n in lens) and len(set(lens)) > 5
+    assert len({tuple(p[:192]) for p in prompts}) == 2  # the documents, 192 tokens each
+    assert prompts == acceptance_prompts(corpus, None, 40, 256, 3, tail_range=0.5, **kw)
+    assert prompts != acceptance_prompts(corpus, None, 40, 256, 4, tail_range=0.5, **kw)
+    assert all(len(p) == 256 for p in acceptance_prompts(corpus, None, 40, 256, 3, **kw))
+
+
+def test_tail_range_is_validated() -> None:
+    from specsched.tune.engine_profile import EngineProfileConfig
+
+    for bad in (-0.1, 1.0):
+        with pytest.raises(UserError, match="acceptance_tail_range"):
+            EngineProfileConfig(acceptance_tail=64, acceptance_tail_range=bad)
+
+
 @pytest.fixture(scope="module")
 def llm(sharp_tiny_model: Path) -> Any:
     from specsched.engine import LLM

@@ -105,6 +105,7 @@ def _profile_args(cfg: DemoConfig) -> tuple[ProfileGrid, EngineProfileConfig]:
         acceptance_tokens=cfg.acceptance_tokens,
         acceptance_prompts=cfg.acceptance_prompts, acceptance_tail=cfg.acceptance_tail,
         acceptance_documents=cfg.acceptance_documents,
+        acceptance_tail_range=cfg.acceptance_tail_range,
     )
     return grid, pcfg
 

@@ -1,4 +1,4 @@
-"""Prompts for measuring acceptance per request: distinct texts of exactly `ctx` tokens.
+"""Prompts for measuring acceptance per request: distinct texts of `ctx` tokens (on average).
 
 Timing points share one prefix (cheap to prefill, and step time does not depend on the words);
 acceptance does depend on the words, so each acceptance request gets its own window of text at a
@@ -11,6 +11,7 @@ which would inflate acceptance).
 
 from __future__ import annotations
 
+import random
 import zlib
 from collections.abc import Callable, Sequence
 
@@ -40,18 +41,34 @@ def load_prompt_tokens(path: str, encode: Callable[[str], list[int]] | None,
     return ids
 
 
+def tail_lengths(shared_tail: int, tail_range: float, num: int, seed: int) -> list[int]:
+    """Each prompt's own tail: `shared_tail` tokens, or with `tail_range` r > 0 uniform integers
+    in [shared_tail (1 - r), shared_tail (1 + r)] drawn with `seed` (a serving workload's
+    requests: a shared document and questions of varying length, as `bench.workload` draws)."""
+    if tail_range <= 0:
+        return [shared_tail] * num
+    rng = random.Random(f"{seed}/acceptance-tails")
+    lo = max(1, int(shared_tail * (1 - tail_range)))
+    hi = max(lo, int(shared_tail * (1 + tail_range)))
+    return [rng.randint(lo, hi) for _ in range(num)]
+
+
 def acceptance_prompts(corpus: Sequence[int], user: Sequence[int] | None, num: int, ctx: int,
-                       seed: int, shared_tail: int = 0, documents: int = 1) -> list[list[int]]:
+                       seed: int, shared_tail: int = 0, documents: int = 1,
+                       tail_range: float = 0.0) -> list[list[int]]:
     """`num` prompts of exactly `ctx` tokens, each from its own offset (see module doc).
     `shared_tail` > 0 (corpus text only): the prompts come from `documents` documents (adjacent
-    prompts share one) and differ in their last `shared_tail` tokens — `documents` long
-    prefills instead of `num` (the demo's budget; one document's acceptance is not the
-    traffic's, so more than one)."""
+    prompts share one) of `ctx - shared_tail` tokens, each prompt with its own tail of
+    `shared_tail` tokens — `documents` long prefills instead of `num` (the demo's budget; one
+    document's acceptance is not the traffic's, so more than one); `tail_range` r > 0: tails of
+    shared_tail x (1 ± r) tokens (`tail_lengths`; prompts then average `ctx` tokens), the shape
+    of a serving workload whose acceptance the profile stands for."""
     if user is None:
         if 0 < shared_tail < ctx:
             docs = max(1, min(documents, num))
-            shapes = [RequestShape(ctx, 1, prefix_id=i * docs // num, prefix_len=ctx - shared_tail)
-                      for i in range(num)]
+            head = ctx - shared_tail
+            shapes = [RequestShape(head + tail, 1, prefix_id=i * docs // num, prefix_len=head)
+                      for i, tail in enumerate(tail_lengths(shared_tail, tail_range, num, seed))]
             return build_prompts(shapes, list(corpus), seed)
         return build_prompts([RequestShape(ctx, 1)] * num, list(corpus), seed)
     tail = min(len(user), ctx)

@@ -91,6 +91,9 @@ class EngineProfileConfig:
     # prefill per context instead of one per prompt; the tails still differ); 0: distinct texts
     acceptance_tail: int = 0
     acceptance_documents: int = 1  # with acceptance_tail > 0: documents the prompts come from
+    # with acceptance_tail > 0: tails of acceptance_tail x (1 ± r) tokens (a serving workload's
+    # shape, e.g. the demo's scenarios: its prompts accept differently from plain windows)
+    acceptance_tail_range: float = 0.0
     max_num_batched_tokens: int = 2048  # prefill chunk: larger chunks prefill long contexts faster
     # threads of the acceptance decode (counts only, never timed; None: every core)
     acceptance_threads: int | None = None
@@ -111,6 +114,8 @@ class EngineProfileConfig:
             raise UserError("acceptance_tail must be >= 0")
         if self.acceptance_documents < 1:
             raise UserError("acceptance_documents must be >= 1")
+        if not 0 <= self.acceptance_tail_range < 1:
+            raise UserError("acceptance_tail_range must be in [0, 1)")
         if self.threads is not None and self.threads < 1:
             raise UserError("--threads must be >= 1")
         if self.acceptance_threads is not None and self.acceptance_threads < 1:
@@ -253,7 +258,7 @@ class EngineProfiler:
                                       self.llm.engine.model_cfg.vocab_size)
         return acceptance_prompts(self._pieces, user, self.cfg.acceptance_prompts, ctx,
                                   acceptance_seed(ctx), self.cfg.acceptance_tail,
-                                  self.cfg.acceptance_documents)
+                                  self.cfg.acceptance_documents, self.cfg.acceptance_tail_range)
 
     def acceptance(self, ctx: int, k_max: int) -> AcceptancePoint:
         threads = self.cfg.acceptance_threads or os.cpu_count() or 1

@@ -131,6 +131,14 @@ def describe_device(device: str) -> str:
     return f"{device}: {torch.cuda.get_device_name(torch.device(device))}"
 
 
+def _acceptance_shape(cfg: EngineProfileConfig) -> str:
+    if cfg.acceptance_tail <= 0 or cfg.prompts_file is not None:
+        return ""
+    tails = f"{cfg.acceptance_tail}-token tails" if cfg.acceptance_tail_range <= 0 else (
+        f"tails of {cfg.acceptance_tail} x (1 ± {cfg.acceptance_tail_range:g}) tokens")
+    return f" ({cfg.acceptance_documents} documents, {tails})"
+
+
 def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadata:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     text = (
@@ -140,7 +148,8 @@ def engine_metadata(cfg: EngineProfileConfig, notes: str = "") -> ProfileMetadat
         f"{cfg.remeasure} times, the quietest kept), "
         f"greedy, prompts sharing a prefix of pydoc_data text + {SUFFIX_TOKENS}-token suffixes; "
         f"acceptance from {cfg.acceptance_prompts} requests x {cfg.acceptance_tokens} tokens "
-        f"of {cfg.prompts_file or 'corpus'} text per context; load average at start "
+        f"of {cfg.prompts_file or 'corpus'} text per context{_acceptance_shape(cfg)}; load "
+        f"average at start "
         f"{load:.2f}. {notes}"
     ).strip()
     return ProfileMetadata(
