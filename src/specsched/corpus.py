@@ -20,6 +20,13 @@ T = TypeVar("T")
 RESERVED_IDS = 4  # stand-in ids avoid the lowest ids (BOS / EOS in the test models)
 
 
+def length_range(n: int, ratio: float) -> tuple[int, int]:
+    """The bounds of lengths drawn uniformly in n x (1 ± ratio), as vLLM's random dataset draws
+    them: lo >= 1, hi >= lo (the bench workloads, the demo's prediction and profile prompts)."""
+    lo = max(1, int(n * (1 - ratio)))
+    return lo, max(lo, int(n * (1 + ratio)))
+
+
 @dataclass(frozen=True, slots=True)
 class RequestShape:
     """A request: `prefix_len` tokens shared with the requests of its `prefix_id`, then its own."""

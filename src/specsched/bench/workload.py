@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from specsched.bench.experiment import Scenario, ScenarioKind
-from specsched.corpus import RequestShape
+from specsched.corpus import RequestShape, length_range
 
 
 def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
@@ -20,8 +20,7 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
     if s.kind is ScenarioKind.PREFIX_REPETITION:
         # range_ratio > 0: suffix lengths uniform in suffix_len x (1 ± r), drawn with the seed
         srng = random.Random(f"{seed}/{s.name}/suffixes")
-        lo = max(1, int(s.suffix_len * (1 - s.range_ratio)))
-        hi = max(lo, int(s.suffix_len * (1 + s.range_ratio)))
+        lo, hi = length_range(s.suffix_len, s.range_ratio)
         return tuple(
             RequestShape(s.prefix_len + (srng.randint(lo, hi) if s.range_ratio else s.suffix_len),
                          s.output_len, prefix_id=i % s.num_prefixes, prefix_len=s.prefix_len)
@@ -29,8 +28,7 @@ def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
         )
     # RANDOM: uniform integers in [input_len*(1-r), input_len*(1+r)], as vLLM's random dataset.
     rng = random.Random(f"{seed}/{s.name}/lengths")
-    lo = max(1, int(s.input_len * (1 - s.range_ratio)))
-    hi = max(lo, int(s.input_len * (1 + s.range_ratio)))
+    lo, hi = length_range(s.input_len, s.range_ratio)
     if s.kind is ScenarioKind.PHASES:
         # even phases repeat: a snippet, or with a shared document (prefix_len > 0) a quote of
         # it; odd phases are free text (after the document, if any)

@@ -98,7 +98,7 @@ class DemoConfig:
     # 2026-12-02 eleventh stop), and one such request decides a B=4 wave's length
     acceptance_prompts: int = 32
     # the scenarios' own shape (a shared document and tails of 256 x (1 ± 0.5) tokens): at ctx
-    # 512, K5, 40 tokens, plain 512-token windows accepted 3.2 % less than the serving prompts
+    # 512, K5, 40 tokens, plain 512-token windows accepted 3.3 % less than the serving prompts
     # over six text seeds, this shape 1.4 % more over twelve (BENCHMARKS, fiftieth stop)
     acceptance_tail: int = 256
     acceptance_tail_range: float = 0.5

@@ -7,6 +7,7 @@ shrink and refill, each arm's own K policy (closed-loop arms observe the simulat
 from __future__ import annotations
 
 from specsched.bench.experiment import Experiment, Scenario, ScenarioKind
+from specsched.corpus import length_range
 from specsched.planner import Profile
 from specsched.planner.predict import WorkloadPrediction, predict_arms
 from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
@@ -19,13 +20,11 @@ CACHED_PREFILL_TOKENS = 16  # the engine backend prefills untimed; a trial recom
 def scenario_spec(scenario: Scenario, waves: bool) -> WorkloadSpec:
     """The experiment scenario as a workload description."""
     if scenario.kind in (ScenarioKind.RANDOM, ScenarioKind.PHASES):
-        lo = max(1, int(scenario.input_len * (1 - scenario.range_ratio)))
-        hi = max(lo, int(scenario.input_len * (1 + scenario.range_ratio)))
-        prompt = LengthDist(DistKind.UNIFORM, (lo, hi))
+        prompt = LengthDist(DistKind.UNIFORM,
+                            length_range(scenario.input_len, scenario.range_ratio))
     elif scenario.kind is ScenarioKind.PREFIX_REPETITION and scenario.range_ratio:
-        lo = scenario.prefix_len + max(1, int(scenario.suffix_len * (1 - scenario.range_ratio)))
-        hi = scenario.prefix_len + int(scenario.suffix_len * (1 + scenario.range_ratio))
-        prompt = LengthDist(DistKind.UNIFORM, (lo, max(lo, hi)))
+        lo, hi = length_range(scenario.suffix_len, scenario.range_ratio)
+        prompt = LengthDist(DistKind.UNIFORM, (scenario.prefix_len + lo, scenario.prefix_len + hi))
     else:
         total = (sum(scenario.prompt_lens) // len(scenario.prompt_lens)
                  if scenario.prompt_lens else scenario.prefix_len + scenario.suffix_len)

@@ -15,7 +15,7 @@ import random
 import zlib
 from collections.abc import Callable, Sequence
 
-from specsched.corpus import RESERVED_IDS, RequestShape, build_prompts
+from specsched.corpus import RESERVED_IDS, RequestShape, build_prompts, length_range
 from specsched.errors import UserError
 from specsched.io import read_user_text
 
@@ -48,8 +48,7 @@ def tail_lengths(shared_tail: int, tail_range: float, num: int, seed: int) -> li
     if tail_range <= 0:
         return [shared_tail] * num
     rng = random.Random(f"{seed}/acceptance-tails")
-    lo = max(1, int(shared_tail * (1 - tail_range)))
-    hi = max(lo, int(shared_tail * (1 + tail_range)))
+    lo, hi = length_range(shared_tail, tail_range)
     return [rng.randint(lo, hi) for _ in range(num)]
 
 
