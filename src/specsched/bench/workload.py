@@ -12,6 +12,18 @@ from specsched.bench.experiment import Scenario, ScenarioKind
 from specsched.corpus import RequestShape, length_range
 
 
+def prompt_len_range(scenario: Scenario) -> tuple[int, int] | None:
+    """The bounds of the prompt lengths `request_shapes` draws uniformly (RANDOM and PHASES, or
+    PREFIX_REPETITION with a range_ratio: prefix + suffix bounds); None for fixed lengths."""
+    s = scenario
+    if s.kind in (ScenarioKind.RANDOM, ScenarioKind.PHASES):
+        return length_range(s.input_len, s.range_ratio)
+    if s.kind is ScenarioKind.PREFIX_REPETITION and s.range_ratio:
+        lo, hi = length_range(s.suffix_len, s.range_ratio)
+        return s.prefix_len + lo, s.prefix_len + hi
+    return None
+
+
 def request_shapes(scenario: Scenario, seed: int) -> tuple[RequestShape, ...]:
     """Prompt/output lengths of every request, in submission order."""
     s = scenario

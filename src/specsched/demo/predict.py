@@ -6,8 +6,8 @@ shrink and refill, each arm's own K policy (closed-loop arms observe the simulat
 
 from __future__ import annotations
 
-from specsched.bench.experiment import Experiment, Scenario, ScenarioKind
-from specsched.corpus import length_range
+from specsched.bench.experiment import Experiment, Scenario
+from specsched.bench.workload import prompt_len_range
 from specsched.planner import Profile
 from specsched.planner.predict import WorkloadPrediction, predict_arms
 from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
@@ -19,12 +19,9 @@ CACHED_PREFILL_TOKENS = 16  # the engine backend prefills untimed; a trial recom
 
 def scenario_spec(scenario: Scenario, waves: bool) -> WorkloadSpec:
     """The experiment scenario as a workload description."""
-    if scenario.kind in (ScenarioKind.RANDOM, ScenarioKind.PHASES):
-        prompt = LengthDist(DistKind.UNIFORM,
-                            length_range(scenario.input_len, scenario.range_ratio))
-    elif scenario.kind is ScenarioKind.PREFIX_REPETITION and scenario.range_ratio:
-        lo, hi = length_range(scenario.suffix_len, scenario.range_ratio)
-        prompt = LengthDist(DistKind.UNIFORM, (scenario.prefix_len + lo, scenario.prefix_len + hi))
+    bounds = prompt_len_range(scenario)
+    if bounds is not None:
+        prompt = LengthDist(DistKind.UNIFORM, bounds)
     else:
         total = (sum(scenario.prompt_lens) // len(scenario.prompt_lens)
                  if scenario.prompt_lens else scenario.prefix_len + scenario.suffix_len)
