@@ -145,9 +145,12 @@ def main() -> int:
     t_start = time.perf_counter()
     from plan_eval_predict import (
         DIAGNOSES,
+        band_cells,
+        band_check,
         own_acceptance_cells,
         predict_cells,
         prediction_errors,
+        print_band,
         print_errors,
     )
 
@@ -284,9 +287,12 @@ def main() -> int:
         preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(cells, preds, grid.ks)
     result["prediction_errors"] = errors
+    result["band"] = band_check(cells, band_cells(profile, args.tokens, args.seeds,
+                                                  args.requests_per_slot))
     (args.out / "plan_eval.json").write_text(json.dumps(result, indent=1))
     print_tables(result, grid.ks)
     print_errors(errors, grid.ks)
+    print_band(result["band"])
     return 0
 
 

@@ -69,6 +69,67 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot:
     return out
 
 
+BAND = (0.025, 0.975)  # the ends of the 95 % interval of the profile's mean acceptance
+
+
+def band_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
+               ) -> dict[str, dict[float, dict[str, float]]]:
+    """'B,ctx' -> {quantile: {K: decode tok/s}}: `simulate` with the profile's acceptance at the
+    ends of its mean's 95 % interval (`BAND`), the band the planner states for a prediction
+    (as the demo's report does)."""
+    from specsched.planner.predict import predict_arms
+    from specsched.policy import PolicyConfig
+
+    g = profile.grid
+    arms = {str(k): PolicyConfig.constant(k) for k in g.ks}
+    out: dict[str, dict[float, dict[str, float]]] = {}
+    for b in g.batch_sizes:
+        for c in g.contexts:
+            wl = cell_workload(b, c, tokens, requests_per_slot)
+            out[f"{b},{c}"] = {q: {k: p.decode_goodput.mean for k, p in predict_arms(
+                profile, wl, arms, range(seeds), acceptance_quantile=q).items()} for q in BAND}
+    return out
+
+
+def band_check(cells: list[dict[str, Any]], bands: dict[str, dict[float, dict[str, float]]]
+               ) -> dict[str, Any]:
+    """Per cell and K > 0: the predicted speedup band [lo, hi] (`band_cells`), the measured
+    speedup (median over replicates) and its replicates' range; whether the measured speedup
+    lies inside the band, and whether the band overlaps the replicates' range (the
+    measurement's own text sample: each replicate decodes its own texts)."""
+    rows, inside, overlap = [], 0, 0
+    for cl in cells:
+        m, med = cl["measured_tok_s"], cl["measured_median_tok_s"]
+        qs = bands[f"{cl['batch_size']},{cl['ctx']}"]
+        for k in [k for k in med if k != "0"]:
+            lo, hi = sorted(qs[q][k] / qs[q]["0"] for q in BAND)
+            meas = med[k] / med["0"]
+            reps = [x / y for x, y in zip(m[k], m["0"], strict=True)]  # [reps]
+            hit, over = lo <= meas <= hi, lo <= max(reps) and min(reps) <= hi
+            inside += hit
+            overlap += over
+            rows.append({"batch_size": cl["batch_size"], "ctx": cl["ctx"], "k": int(k),
+                         "band": [round(lo, 4), round(hi, 4)], "measured": round(meas, 4),
+                         "replicates": [round(x, 4) for x in reps], "inside": hit,
+                         "overlaps_replicates": over})
+    return {"rows": rows, "inside": inside, "overlaps_replicates": overlap, "total": len(rows)}
+
+
+def print_band(band: dict[str, Any]) -> None:
+    print("\nthe prediction's band (the profile's acceptance at the ends of its mean's 95 % "
+          "interval) vs measured speedup and its replicates' range (* = band misses the range)")
+    cells: dict[tuple[int, int], list[str]] = {}
+    for r in band["rows"]:
+        lo, hi = r["band"]
+        cells.setdefault((r["batch_size"], r["ctx"]), []).append(
+            f"K{r['k']} [{lo:.2f},{hi:.2f}] {r['measured']:.2f}"
+            f"{'' if r['overlaps_replicates'] else '*'}")
+    for (b, c), parts in cells.items():
+        print(f"  B={b:>2} ctx={c:>5}  " + "  ".join(parts))
+    print(f"measured inside the band: {band['inside']} of {band['total']}; band overlapping the "
+          f"replicates' range: {band['overlaps_replicates']} of {band['total']}")
+
+
 def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
                          requests_per_slot: int = 1) -> dict[str, dict[str, float]]:
     """'B,ctx' -> {K: decode tok/s} simulated with the cell's own measured acceptance (its
@@ -154,10 +215,12 @@ def main() -> int:
     for key, own in own_acceptance_cells(profile, result["cells"], result["tokens"], rps).items():
         preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(result["cells"], preds, profile.grid.ks)
+    band = band_check(result["cells"], band_cells(profile, result["tokens"], args.seeds, rps))
     out = args.dir / "prediction_errors.json"
     out.write_text(json.dumps({"command": "python benchmarks/plan_eval_predict.py "
-                               + " ".join(sys.argv[1:]), **errors}, indent=1))
+                               + " ".join(sys.argv[1:]), **errors, "band": band}, indent=1))
     print_errors(errors, profile.grid.ks)
+    print_band(band)
     print(f"wrote {out}")
     return 0
 
