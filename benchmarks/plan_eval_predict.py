@@ -45,16 +45,26 @@ def cell_workload(b: int, c: int, tokens: int, requests_per_slot: int,
                         PREFIX_CACHED_TOKENS)
 
 
+def simulate_cell(profile: Any, b: int, c: int, tokens: int, seeds: int,
+                  requests_per_slot: int, quantile: float = 0.5) -> dict[str, float]:
+    """{K: decode tok/s} of cell (b, c) simulated with static K (`simulate`), the profile's
+    acceptance at `quantile` of its mean's sampling distribution (0.5: the mean)."""
+    from specsched.planner.predict import predict_arms
+    from specsched.policy import PolicyConfig
+
+    arms = {str(k): PolicyConfig.constant(k) for k in profile.grid.ks}
+    preds = predict_arms(profile, cell_workload(b, c, tokens, requests_per_slot), arms,
+                         range(seeds), acceptance_quantile=quantile)
+    return {k: p.decode_goodput.mean for k, p in preds.items()}
+
+
 def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
                   ) -> dict[str, dict[str, Any]]:
     """'B,ctx' -> {predictor: {K: predicted decode tok/s}} on the profile's grid."""
     from specsched.planner import CostKind, CostModel
-    from specsched.planner.predict import predict_arms
-    from specsched.policy import PolicyConfig
 
     g = profile.grid
     steady = {kind: CostModel.from_profile(profile, CostKind(kind)) for kind in PREDICTORS[:2]}
-    arms = {str(k): PolicyConfig.constant(k) for k in g.ks}
     out: dict[str, dict[str, Any]] = {}
     for b in g.batch_sizes:
         for c in g.contexts:
@@ -62,9 +72,7 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot:
                 kind: {str(k): m.goodput(b, c, k).value for k in g.ks}
                 for kind, m in steady.items()
             }
-            preds = predict_arms(profile, cell_workload(b, c, tokens, requests_per_slot), arms,
-                                 range(seeds))
-            cell["simulate"] = {k: p.decode_goodput.mean for k, p in preds.items()}
+            cell["simulate"] = simulate_cell(profile, b, c, tokens, seeds, requests_per_slot)
             out[f"{b},{c}"] = cell
     return out
 
@@ -77,18 +85,10 @@ def band_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: in
     """'B,ctx' -> {quantile: {K: decode tok/s}}: `simulate` with the profile's acceptance at the
     ends of its mean's 95 % interval (`BAND`), the band the planner states for a prediction
     (as the demo's report does)."""
-    from specsched.planner.predict import predict_arms
-    from specsched.policy import PolicyConfig
-
     g = profile.grid
-    arms = {str(k): PolicyConfig.constant(k) for k in g.ks}
-    out: dict[str, dict[float, dict[str, float]]] = {}
-    for b in g.batch_sizes:
-        for c in g.contexts:
-            wl = cell_workload(b, c, tokens, requests_per_slot)
-            out[f"{b},{c}"] = {q: {k: p.decode_goodput.mean for k, p in predict_arms(
-                profile, wl, arms, range(seeds), acceptance_quantile=q).items()} for q in BAND}
-    return out
+    return {f"{b},{c}": {q: simulate_cell(profile, b, c, tokens, seeds, requests_per_slot, q)
+                         for q in BAND}
+            for b in g.batch_sizes for c in g.contexts}
 
 
 def band_check(cells: list[dict[str, Any]], bands: dict[str, dict[float, dict[str, float]]]

@@ -55,7 +55,8 @@ def tail_lengths(shared_tail: int, tail_range: float, num: int, seed: int) -> li
 def acceptance_prompts(corpus: Sequence[int], user: Sequence[int] | None, num: int, ctx: int,
                        seed: int, shared_tail: int = 0, documents: int = 1,
                        tail_range: float = 0.0) -> list[list[int]]:
-    """`num` prompts of exactly `ctx` tokens, each from its own offset (see module doc).
+    """`num` prompts of `ctx` tokens (exactly, unless `tail_range`), each from its own offset
+    (see module doc).
     `shared_tail` > 0 (corpus text only): the prompts come from `documents` documents (adjacent
     prompts share one) of `ctx - shared_tail` tokens, each prompt with its own tail of
     `shared_tail` tokens — `documents` long prefills instead of `num` (the demo's budget; one
