@@ -288,7 +288,7 @@ def main() -> int:
     errors = prediction_errors(cells, preds, grid.ks)
     result["prediction_errors"] = errors
     result["band"] = band_check(cells, band_cells(profile, args.tokens, args.seeds,
-                                                  args.requests_per_slot))
+                                                  args.requests_per_slot, reps))
     (args.out / "plan_eval.json").write_text(json.dumps(result, indent=1))
     print_tables(result, grid.ks)
     print_errors(errors, grid.ks)

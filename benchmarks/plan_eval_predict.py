@@ -46,15 +46,17 @@ def cell_workload(b: int, c: int, tokens: int, requests_per_slot: int,
 
 
 def simulate_cell(profile: Any, b: int, c: int, tokens: int, seeds: int,
-                  requests_per_slot: int, quantile: float = 0.5) -> dict[str, float]:
+                  requests_per_slot: int, quantile: float = 0.5,
+                  sample: int | None = None) -> dict[str, float]:
     """{K: decode tok/s} of cell (b, c) simulated with static K (`simulate`), the profile's
-    acceptance at `quantile` of its mean's sampling distribution (0.5: the mean)."""
+    acceptance at `quantile` of its mean's sampling distribution over `tokens` output tokens
+    (0.5: the mean), or of the rate a `sample` of that many new texts pools."""
     from specsched.planner.predict import predict_arms
     from specsched.policy import PolicyConfig
 
     arms = {str(k): PolicyConfig.constant(k) for k in profile.grid.ks}
     preds = predict_arms(profile, cell_workload(b, c, tokens, requests_per_slot), arms,
-                         range(seeds), acceptance_quantile=quantile)
+                         range(seeds), acceptance_quantile=quantile, acceptance_sample=sample)
     return {k: p.decode_goodput.mean for k, p in preds.items()}
 
 
@@ -77,16 +79,18 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot:
     return out
 
 
-BAND = (0.025, 0.975)  # the ends of the 95 % interval of the profile's mean acceptance
+BAND = (0.025, 0.975)  # the ends of a 95 % interval
 
 
-def band_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
-               ) -> dict[str, dict[float, dict[str, float]]]:
-    """'B,ctx' -> {quantile: {K: decode tok/s}}: `simulate` with the profile's acceptance at the
-    ends of its mean's 95 % interval (`BAND`), the band the planner states for a prediction
-    (as the demo's report does)."""
+def band_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1,
+               reps: int = 1) -> dict[str, dict[float, dict[str, float]]]:
+    """'B,ctx' -> {quantile: {K: decode tok/s}}: `simulate` with the acceptance at the ends of
+    the 95 % interval (`BAND`) of the rate the cell's own texts (reps x R x B of them) will pool
+    over `tokens` output tokens: the profile's sampling and the cell's
+    (`acceptance_ci.acceptance_bound` with a sample), where a measurement should fall."""
     g = profile.grid
-    return {f"{b},{c}": {q: simulate_cell(profile, b, c, tokens, seeds, requests_per_slot, q)
+    return {f"{b},{c}": {q: simulate_cell(profile, b, c, tokens, seeds, requests_per_slot, q,
+                                          reps * requests_per_slot * b)
                          for q in BAND}
             for b in g.batch_sizes for c in g.contexts}
 
@@ -116,8 +120,9 @@ def band_check(cells: list[dict[str, Any]], bands: dict[str, dict[float, dict[st
 
 
 def print_band(band: dict[str, Any]) -> None:
-    print("\nthe prediction's band (the profile's acceptance at the ends of its mean's 95 % "
-          "interval) vs measured speedup and its replicates' range (* = band misses the range)")
+    print("\nthe prediction's band (acceptance at the ends of the 95 % interval of what the "
+          "cell's texts pool over its output) vs measured speedup and its replicates' range "
+          "(* = band misses the range)")
     cells: dict[tuple[int, int], list[str]] = {}
     for r in band["rows"]:
         lo, hi = r["band"]
@@ -215,7 +220,8 @@ def main() -> int:
     for key, own in own_acceptance_cells(profile, result["cells"], result["tokens"], rps).items():
         preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(result["cells"], preds, profile.grid.ks)
-    band = band_check(result["cells"], band_cells(profile, result["tokens"], args.seeds, rps))
+    band = band_check(result["cells"], band_cells(profile, result["tokens"], args.seeds, rps,
+                                                    result["reps"]))
     out = args.dir / "prediction_errors.json"
     out.write_text(json.dumps({"command": "python benchmarks/plan_eval_predict.py "
                                + " ".join(sys.argv[1:]), **errors, "band": band}, indent=1))

@@ -91,7 +91,8 @@ def test_engine_acceptance_per_request(llm: Any, tmp_path: Path, use_file: bool)
 
 
 def test_engine_acceptance_along_the_output(llm: Any) -> None:
-    """Every verify of the measurement lands in one `by_output` segment of 32 tokens."""
+    """Every verify of the measurement lands in one `by_output` segment of 32 tokens; each
+    request's counts are kept every 16 tokens (`horizons`), the last one its final counts."""
     from specsched.tune.engine_profile import EngineProfileConfig, EngineProfiler
 
     cfg = EngineProfileConfig(model="tiny", speculative=SpeculativeConfig(window=8), repeats=2,
@@ -100,6 +101,11 @@ def test_engine_acceptance_along_the_output(llm: Any) -> None:
     starts = [g.start for g in point.by_output]
     assert starts[:2] == [0, 32] and starts == sorted(starts) and starts[-1] <= 64
     assert sum(g.verifies for g in point.by_output) == point.n
+    assert [h.tokens for h in point.horizons] == [16, 32, 48, 64, 80]
+    first, last = point.horizons[0], point.horizons[-1]
+    assert len(last.drafted) == 4 and sum(d[0] for d in last.drafted) == point.n
+    for early, late in zip(first.drafted, last.drafted, strict=True):
+        assert 0 < early[0] < late[0] and len(early) == 2
     assert not llm.engine.has_unfinished()
 
 

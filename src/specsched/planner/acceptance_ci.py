@@ -10,11 +10,14 @@ converted to conditional rates a_j = r_j / r_{j-1} once (`conditional_from_prefi
 - spread: standard deviation across requests (what a workload simulation draws requests from);
 - confidence interval of the mean: percentile bootstrap over requests (Efron & Tibshirani 1993),
   requests resampled with replacement, seeded;
-- planning bound: the `quantile` of the mean's sampling distribution, mean + t_q · s / sqrt(n)
-  per prefix position (Student t, n - 1 degrees of freedom). quantile 0.1 is a one-sided 90%
-  lower confidence bound: a gain that holds only at the mean is not bet on. Profiles without
-  per-request data fall back to the binomial standard error of pooled rates (n drafts; it ignores
-  how requests differ, so it is optimistic), and assumed rates (n = 0) have no uncertainty.
+- planning bound: the `quantile` of the mean's sampling distribution, mean + t_q · se per prefix
+  position (Student t, n - 1 degrees of freedom). quantile 0.1 is a one-sided 90% lower
+  confidence bound: a gain that holds only at the mean is not bet on. se is the pooled rate's
+  over the workload's output horizon where the profile stores per-request counts along the
+  output (`planner.acceptance_horizon`: short outputs differ far more than whole ones), else
+  s / sqrt(n) over the per-request rates. Profiles without per-request data fall back to the
+  binomial standard error of pooled rates (n drafts; it ignores how requests differ, so it is
+  optimistic), and assumed rates (n = 0) have no uncertainty.
 No torch here; numpy only.
 """
 
@@ -27,6 +30,12 @@ from statistics import NormalDist
 import numpy as np
 
 from specsched.planner.acceptance import conditional_from_prefix_rates
+from specsched.planner.acceptance_horizon import (
+    Snapshot,
+    first_counts,
+    nearest_horizon,
+    pooled_rates,
+)
 from specsched.planner.profile import AcceptancePoint, OutputSegment
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -99,7 +108,6 @@ def summarize_requests(
     )
 
 
-Snapshot = tuple[int, Sequence[int], Sequence[int]]  # (generated, drafted[], accepted[]) so far
 SEGMENT_TOKENS = 32  # generated tokens per `by_output` segment
 MIN_SEGMENT_VERIFIES = 8  # a thinner segment (at any position) joins the one before it
 
@@ -119,7 +127,7 @@ def output_segments(
     for steps in snapshots:
         prev_g, prev_d, prev_a = 0, np.zeros(k), np.zeros(k)
         for g, step_d, step_a in steps:
-            cur_d, cur_a = _first(step_d, k), _first(step_a, k)
+            cur_d, cur_a = first_counts(step_d, k), first_counts(step_a, k)
             start = prev_g // width * width
             drafted[start] = drafted.get(start, np.zeros(k)) + cur_d - prev_d
             accepted[start] = accepted.get(start, np.zeros(k)) + cur_a - prev_a
@@ -141,37 +149,48 @@ def output_segments(
                  for i, (start, md, ma) in enumerate(merged))
 
 
-def _first(values: Sequence[int], k: int) -> np.ndarray:  # [k], zero-padded
-    out = np.zeros(k)
-    n = min(k, len(values))
-    out[:n] = np.asarray(values[:n], dtype=np.float64)
-    return out
-
-
-def acceptance_bound(point: AcceptancePoint, quantile: float) -> tuple[float, ...]:
-    """Conditional acceptance per position at `quantile` of the mean's sampling distribution
-    (0.5: the mean itself; see module doc for the three cases)."""
+def acceptance_bound(point: AcceptancePoint, quantile: float, horizon: int | None = None,
+                     sample: int | None = None) -> tuple[float, ...]:
+    """Conditional acceptance per position at `quantile` (0.5: the mean itself) of the sampling
+    distribution of the mean, or with `sample` = m of the rate m new requests will show (the
+    profile's se times sqrt(1 + n / m)). A point that stores per-request counts along the
+    output (`horizons`) is bounded by the pooled rate's se over the first `horizon` generated
+    tokens (None: the whole output; `planner.acceptance_horizon`), relative to the mean;
+    otherwise by the three cases of the module doc."""
     if not 0.0 < quantile < 1.0:
         raise ValueError(f"acceptance quantile must be in (0, 1), got {quantile}")
+    if sample is not None and sample < 1:
+        raise ValueError(f"acceptance sample must be >= 1 request, got {sample}")
     if quantile == 0.5:
         return tuple(point.a)
     center = _prefix(point.a)  # [k]
-    if len(point.requests) >= 2:
+    k = len(center)
+    counts = nearest_horizon(point, horizon)
+    pooled = pooled_rates(counts, k) if counts is not None else None
+    if pooled is not None and pooled[2] >= 2:
+        _, rel, n = pooled
+        se = center * rel  # [k]
+        t = t_quantile(quantile, n - 1)
+    elif len(point.requests) >= 2:
         rates = np.stack([_prefix(r) for r in point.requests])  # [n, k]
         n = len(rates)
         se = rates.std(axis=0, ddof=1) / math.sqrt(n)
         t = t_quantile(quantile, n - 1)
     elif point.n > 0:
-        se = np.sqrt(center * (1.0 - center) / point.n)
+        n = point.n
+        se = np.sqrt(center * (1.0 - center) / n)
         t = NormalDist().inv_cdf(quantile)
     else:
         return tuple(point.a)
+    if sample is not None:
+        se = se * math.sqrt(1.0 + n / sample)
     bound = np.clip(center + t * se, 0.0, 1.0)
     return _conditional(bound)
 
 
 def bound_points(
-    points: Sequence[AcceptancePoint], quantile: float
+    points: Sequence[AcceptancePoint], quantile: float, horizon: int | None = None,
+    sample: int | None = None,
 ) -> tuple[tuple[int, tuple[float, ...]], ...]:
-    """(ctx, conditional rates at `quantile`) per measured context."""
-    return tuple((p.ctx, acceptance_bound(p, quantile)) for p in points)
+    """(ctx, conditional rates at `quantile`) per measured context (`acceptance_bound`)."""
+    return tuple((p.ctx, acceptance_bound(p, quantile, horizon, sample)) for p in points)

@@ -104,10 +104,11 @@ def _outside(profile: Profile, spec: WorkloadSpec, policy: PolicyConfig, fit: Co
 
 
 def _runs(profile: Profile, spec: WorkloadSpec, policy: PolicyConfig, seeds: Sequence[int],
-          fit: CostFit, noise: float, quantile: float) -> list[tuple[SimResult, Workload]]:
+          fit: CostFit, noise: float, quantile: float,
+          sample: int | None) -> list[tuple[SimResult, Workload]]:
     out = []
     for seed in seeds:
-        wl = draw_workload(spec, profile, seed, quantile)
+        wl = draw_workload(spec, profile, seed, quantile, sample)
         out.append((simulate(wl, policy.build(), fit.model, seed=seed, noise=noise), wl))
     return out
 
@@ -121,17 +122,22 @@ def predict_arms(
     noise: float = 0.0,
     acceptance_quantile: float = 0.5,
     baseline: PolicyConfig | None = None,
+    acceptance_sample: int | None = None,
 ) -> dict[str, WorkloadPrediction]:
     """Each arm's prediction (see module doc); speedups vs `baseline` (default no-spec).
-    `noise`: log-normal sigma of each step's time (0: the cost model's value)."""
+    `noise`: log-normal sigma of each step's time (0: the cost model's value).
+    `acceptance_quantile` of the profile's mean acceptance over the workload's output horizon,
+    or with `acceptance_sample` = m of the rate m new requests will pool
+    (`acceptance_ci.acceptance_bound`)."""
     if not seeds:
         raise ValueError("need at least one seed")
     fit = fit_cost(profile)
     base = _runs(profile, workload, baseline or PolicyConfig.constant(0), seeds, fit, noise,
-                 acceptance_quantile)
+                 acceptance_quantile, acceptance_sample)
     out: dict[str, WorkloadPrediction] = {}
     for name, policy in arms.items():
-        runs = _runs(profile, workload, policy, seeds, fit, noise, acceptance_quantile)
+        runs = _runs(profile, workload, policy, seeds, fit, noise, acceptance_quantile,
+                     acceptance_sample)
         hist: dict[int, int] = {}
         for res, _ in runs:
             for k, n in res.k_histogram.items():

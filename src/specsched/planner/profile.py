@@ -137,6 +137,31 @@ class OutputSegment:
 
 
 @dataclass(frozen=True, slots=True)
+class HorizonCounts:
+    """Each request's drafts and accepted drafts per prefix position ([requests][k], cumulative)
+    over its first `tokens` generated tokens (`planner.acceptance_horizon`)."""
+
+    tokens: int
+    drafted: tuple[tuple[int, ...], ...]
+    accepted: tuple[tuple[int, ...], ...]
+
+    def check(self, k: int, where: str) -> None:
+        """One-line UserError naming what is wrong, if anything."""
+        here = f"{where}: horizon at {self.tokens} tokens"
+        if self.tokens < 1:
+            raise UserError(f"{here}: tokens must be >= 1")
+        if len(self.drafted) != len(self.accepted):
+            raise UserError(f"{here}: {len(self.drafted)} drafted rows but "
+                            f"{len(self.accepted)} accepted rows")
+        for i, (d, a) in enumerate(zip(self.drafted, self.accepted, strict=True)):
+            if len(d) != k or len(a) != k:
+                raise UserError(f"{here}: request {i} needs {k} drafted and {k} accepted counts")
+            if any(x < 0 or y < 0 or y > x for x, y in zip(d, a, strict=True)):
+                raise UserError(f"{here}: request {i} needs 0 <= accepted <= drafted, got "
+                                f"drafted {list(d)} accepted {list(a)}")
+
+
+@dataclass(frozen=True, slots=True)
 class AcceptancePoint:
     """Conditional acceptance per draft position at context `ctx`, from `n` drafts (0: assumed).
 
@@ -155,6 +180,10 @@ class AcceptancePoint:
     acceptance of the positions it reaches (greedy text drifts into repetition: the SmolLM2
     profile's tokens 40-63 accepted 10-15 % more per verify than its first 40).
 
+    `horizons` (optional): each request's cumulative counts after its first H generated tokens,
+    every 16 tokens of the output (`HorizonCounts`): the planner's band over the horizon a
+    workload reaches (`planner.acceptance_horizon`).
+
     `persistence` (optional): the split-half reliability of the requests' tokens per verify
     (`planner.acceptance_persistence`), the share of their measured spread that is their own
     rather than sampling noise; a simulation scales measured deviations by its square root.
@@ -171,6 +200,7 @@ class AcceptancePoint:
     requests: tuple[tuple[float, ...], ...] = ()
     by_output: tuple[OutputSegment, ...] = ()
     persistence: float | None = None
+    horizons: tuple[HorizonCounts, ...] = ()
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
@@ -202,6 +232,11 @@ class AcceptancePoint:
             if not _rates_ok(seg.a, k) or seg.verifies < 1:
                 raise UserError(f"{where}: by_output segment at {seg.start} needs {k} rates in "
                                 f"[0, 1] and verifies >= 1")
+        tokens = [h.tokens for h in self.horizons]
+        if tokens != sorted(set(tokens)):
+            raise UserError(f"{where}: horizons must increase in tokens, got {tokens}")
+        for h in self.horizons:
+            h.check(k, where)
 
 
 # A timing unit (every K of one batch size x context) is noisy when the median over its Ks of

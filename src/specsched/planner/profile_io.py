@@ -12,7 +12,9 @@ version 1 files, which lack the optional per-request acceptance keys, load uncha
                      optional: "num_requests", "spread": [..], "ci_level", "ci_lo": [..],
                      "ci_hi": [..], "requests": [[a_1, .., a_K], ..],
                      "by_output": [{"start", "verifies", "a": [..]}, ..],
-                     "persistence": R}, ..]}
+                     "persistence": R,
+                     "horizons": [{"tokens", "drafted": [[..], ..], "accepted": [[..], ..]}, ..]},
+                    ..]}
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from specsched.planner.profile import (
     SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
     AcceptancePoint,
+    HorizonCounts,
     OutputSegment,
     Profile,
     ProfileGrid,
@@ -90,6 +93,9 @@ def acceptance_to_obj(a: AcceptancePoint) -> dict[str, Any]:
                             for g in a.by_output]
     if a.persistence is not None:
         obj["persistence"] = a.persistence
+    if a.horizons:
+        obj["horizons"] = [{"tokens": h.tokens, "drafted": [list(d) for d in h.drafted],
+                            "accepted": [list(x) for x in h.accepted]} for h in a.horizons]
     return obj
 
 
@@ -203,6 +209,21 @@ def segment_from_obj(obj: Any, where: str) -> OutputSegment:
                          check_acceptance(_get(obj, "a", where, list), f"{where}.a"))
 
 
+def _count_rows(obj: Any, where: str) -> tuple[tuple[int, ...], ...]:
+    if not isinstance(obj, list) or not all(isinstance(r, list) for r in obj):
+        raise UserError(f"{where}: expected a list of lists of counts")
+    for i, row in enumerate(obj):
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in row):
+            raise UserError(f"{where}[{i}]: counts must be integers, got {row}")
+    return tuple(tuple(r) for r in obj)
+
+
+def horizon_from_obj(obj: Any, where: str) -> HorizonCounts:
+    return HorizonCounts(_get(obj, "tokens", where, int),
+                         _count_rows(_get(obj, "drafted", where, list), f"{where}.drafted"),
+                         _count_rows(_get(obj, "accepted", where, list), f"{where}.accepted"))
+
+
 def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
     from specsched.planner.acceptance import check_acceptance
 
@@ -222,10 +243,14 @@ def acceptance_from_obj(obj: Any, where: str) -> AcceptancePoint:
     segments = tuple(segment_from_obj(g, f"{where}.by_output[{i}]")
                      for i, g in enumerate(raw_segments))
     persistence = _get(obj, "persistence", where, (int, float), optional=True)
+    raw_horizons = _get(obj, "horizons", where, list, optional=True) or []
+    horizons = tuple(horizon_from_obj(h, f"{where}.horizons[{i}]")
+                     for i, h in enumerate(raw_horizons))
     try:
         return AcceptancePoint(ctx, a, n, num_requests, opt["spread"], opt["ci_lo"],
                                opt["ci_hi"], 0.95 if level is None else float(level), requests,
-                               segments, None if persistence is None else float(persistence))
+                               segments, None if persistence is None else float(persistence),
+                               horizons)
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
 

@@ -198,9 +198,12 @@ def _deviations(point: AcceptancePoint) -> np.ndarray:  # [n, k] prefix-rate dev
 
 
 def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: random.Random,
-                       quantile: float = 0.5) -> tuple[float, ...]:
+                       quantile: float = 0.5, horizon: int | None = None,
+                       sample: int | None = None) -> tuple[float, ...]:
     """One request's conditional acceptance per position at `ctx`: the profile's rates (at
-    `quantile`, linear in log ctx) moved by a measured request's deviation from its context's
+    `quantile` over the first `horizon` output tokens, for a `sample` of that many requests
+    where given: `acceptance_bound`; linear in log ctx)
+    moved by a measured request's deviation from its context's
     mean (the nearest measured context; `spread` None) times the square root of the context's
     `persistence` where measured (the deviation's own part, not its sampling noise), or by
     spread·z (z ~ N(0, 1))."""
@@ -208,7 +211,8 @@ def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: ra
     points = profile.acceptance
     if not points:
         return ()
-    mean = prior_for_context(bound_points(points, quantile), ctx, max_k)  # [max_k] conditional
+    bounds = bound_points(points, quantile, horizon, sample)
+    mean = prior_for_context(bounds, ctx, max_k)  # [max_k] conditional
     if spread is not None:
         return tuple(float(x) for x in np.clip(mean + spread * rng.gauss(0.0, 1.0), 0.0, 1.0))
     near = _nearest(points, ctx)
@@ -244,14 +248,16 @@ def output_phases(profile: Profile, ctx: int, a: tuple[float, ...]) -> Phases:
 
 
 def draw_workload(spec: WorkloadSpec, profile: Profile, seed: int,
-                  quantile: float = 0.5) -> Workload:
+                  quantile: float = 0.5, sample: int | None = None) -> Workload:
     """The simulator's workload for one seed (lengths and per-request acceptance drawn, and
-    that acceptance along the output where the profile measured it: `output_phases`)."""
+    that acceptance along the output where the profile measured it: `output_phases`); the
+    acceptance at `quantile` over each request's own output length (`request_acceptance`)."""
     rng = random.Random(f"{seed}/workload")
     reqs = []
     for _ in range(spec.num_requests):
         prompt, out = spec.prompt_len.draw(rng), spec.output_len.draw(rng)
-        a = request_acceptance(profile, prompt, spec.acceptance_spread, rng, quantile)
+        a = request_acceptance(profile, prompt, spec.acceptance_spread, rng, quantile, out,
+                               sample)
         reqs.append(SimRequest(prompt, out, output_phases(profile, prompt, a)))
     return Workload(tuple(reqs), spec.concurrency, spec.arrival is Arrival.WAVES,
                     spec.prefill_tokens)

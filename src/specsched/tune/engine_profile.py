@@ -53,6 +53,7 @@ from specsched.planner import (
     unit_noise,
 )
 from specsched.planner.acceptance_ci import Snapshot, output_segments, summarize_requests
+from specsched.planner.acceptance_horizon import horizon_counts
 from specsched.planner.acceptance_persistence import persistence
 from specsched.policy import PolicyConfig
 from specsched.tune.acceptance_prompts import acceptance_prompts, load_prompt_tokens
@@ -292,4 +293,5 @@ class EngineProfiler:
         except ValueError as exc:
             raise RuntimeError(f"{exc} (decode more --acceptance-tokens per request)") from None
         return dataclasses.replace(point, by_output=output_segments(snapshots, k_max),
-                                   persistence=persistence(snapshots))
+                                   persistence=persistence(snapshots),
+                                   horizons=horizon_counts(snapshots, k_max))
