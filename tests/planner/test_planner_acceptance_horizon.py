@@ -59,6 +59,7 @@ def test_pooled_rate_and_its_standard_error() -> None:
     assert rel[0] * rate[0] == pytest.approx(boot.std(), rel=0.1)
     one = HorizonCounts(48, ((4,),), ((2,),))
     assert pooled_rates(one, 1)[2] == 1  # a single request: no se
+    assert pooled_rates(HorizonCounts(48, (), ()), 2)[2] == 0  # none stored: no rate, no error
 
 
 def _point(early_spread: bool) -> AcceptancePoint:
@@ -87,6 +88,8 @@ def test_the_band_widens_over_a_short_horizon_where_requests_differ() -> None:
         drop * math.sqrt(2), abs=1e-3)
     with pytest.raises(ValueError, match="sample"):
         acceptance_bound(p, 0.1, 16, sample=0)
+    drafts_only = AcceptancePoint(512, (0.8,), 100)  # binomial se over drafts, requests unknown
+    assert acceptance_bound(drafts_only, 0.1, sample=4) == acceptance_bound(drafts_only, 0.1)
 
 
 def test_points_without_horizons_keep_the_per_request_interval() -> None:

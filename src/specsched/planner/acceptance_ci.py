@@ -177,12 +177,12 @@ def acceptance_bound(point: AcceptancePoint, quantile: float, horizon: int | Non
         se = rates.std(axis=0, ddof=1) / math.sqrt(n)
         t = t_quantile(quantile, n - 1)
     elif point.n > 0:
-        n = point.n
-        se = np.sqrt(center * (1.0 - center) / n)
+        se = np.sqrt(center * (1.0 - center) / point.n)
         t = NormalDist().inv_cdf(quantile)
+        n = point.num_requests  # se counts drafts; a sample counts requests (0: unknown)
     else:
         return tuple(point.a)
-    if sample is not None:
+    if sample is not None and n > 0:
         se = se * math.sqrt(1.0 + n / sample)
     bound = np.clip(center + t * se, 0.0, 1.0)
     return _conditional(bound)

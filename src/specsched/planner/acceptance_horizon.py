@@ -82,9 +82,11 @@ def nearest_horizon(point: AcceptancePoint, tokens: int | None) -> HorizonCounts
 def pooled_rates(h: HorizonCounts, k: int) -> tuple[np.ndarray, np.ndarray, int]:
     """(pooled prefix rates [k], their relative standard errors [k], requests used) over the
     requests that drafted every one of the first k positions (module doc)."""
-    d = np.asarray(h.drafted, dtype=np.float64).reshape(len(h.drafted), -1)[:, :k]  # [n, k]
-    a = np.asarray(h.accepted, dtype=np.float64).reshape(len(h.accepted), -1)[:, :k]  # [n, k]
-    keep = (d > 0).all(axis=1) if d.shape[1] == k else np.zeros(len(d), dtype=bool)
+    if not h.drafted or len(h.drafted[0]) < k:
+        return np.zeros(k), np.zeros(k), 0
+    d = np.asarray(h.drafted, dtype=np.float64)[:, :k]  # [n, k]
+    a = np.asarray(h.accepted, dtype=np.float64)[:, :k]  # [n, k]
+    keep = (d > 0).all(axis=1)
     d, a = d[keep], a[keep]
     n = len(d)
     if n < 2:
