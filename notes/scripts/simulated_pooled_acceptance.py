@@ -4,7 +4,8 @@ short output? (fifty-second stop, issue 15.) Draws requests the way `draw_worklo
 TOKENS tokens at static K with Bernoulli verifies (the simulator's `_accepted`), and prints the
 pooled prefix4 (sum accepted / sum drafted at position 4) and pooled tokens per verify over
 SAMPLES samples of PROMPTS requests: their mean and sd, to set beside the measured text seeds
-(`acceptance_seed_bootstrap.py`). Pure simulation, no model.
+(`acceptance_seed_bootstrap.py`). Pure simulation, no model. Since the fifty-third stop it draws
+over each request's horizon, as `draw_workload` does (`workload_acceptance.request_acceptance`).
 
   PYTHONPATH=src .venv/bin/python notes/scripts/simulated_pooled_acceptance.py PROFILE CTX PROMPTS TOKENS K SAMPLES
 """
@@ -14,7 +15,7 @@ import sys
 import numpy as np
 
 from specsched.planner.profile_io import load_profile
-from specsched.planner.workload import output_phases, request_acceptance
+from specsched.planner.workload_acceptance import output_phases, request_acceptance
 from specsched.planner.simulate import SimRequest, _accepted
 
 path = sys.argv[1]
@@ -25,8 +26,8 @@ out = []
 for _ in range(samples):
     d4 = a4 = verifies = 0
     for _ in range(n):
-        a = request_acceptance(profile, ctx, None, rng)
-        req = SimRequest(ctx, tokens, output_phases(profile, ctx, a))
+        a = request_acceptance(profile, ctx, None, rng, 0.5, tokens)  # as draw_workload
+        req = SimRequest(ctx, tokens, output_phases(profile, ctx, a, tokens))
         g = 0
         while g < tokens:
             acc = _accepted(req.acceptance_at(g), k, rng)

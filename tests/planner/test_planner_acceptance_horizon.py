@@ -18,8 +18,9 @@ from specsched.errors import UserError
 from specsched.planner import AcceptancePoint, Profile, load_profile, save_profile
 from specsched.planner.acceptance_ci import acceptance_bound, t_quantile
 from specsched.planner.acceptance_horizon import horizon_counts, nearest_horizon, pooled_rates
+from specsched.planner.acceptance_persistence import horizon_persistence, reliability
 from specsched.planner.profile import HorizonCounts
-from specsched.planner.workload import request_acceptance
+from specsched.planner.workload_acceptance import request_acceptance
 
 
 def _snapshots(accepts: list[int], k: int = 2) -> list[tuple[int, list[int], list[int]]]:
@@ -105,12 +106,61 @@ def _profile(point: AcceptancePoint) -> Profile:
 
 
 def test_a_workload_draws_the_bound_of_its_own_output_length() -> None:
-    prof = _profile(dataclasses.replace(_point(True), persistence=0.0))
+    p = dataclasses.replace(_point(True), persistence=0.0)
+    prof = _profile(p)
     short = request_acceptance(prof, 512, None, random.Random(0), 0.1, horizon=16)
     long = request_acceptance(prof, 512, None, random.Random(0), 0.1, horizon=128)
-    assert short[0] < long[0] - 0.2
+    # persistence 0: every draw is the horizon's mean request (0.5 over 16 tokens, 0.9 over
+    # 128), scaled by the bound over the point's own mean
+    assert short[0] == pytest.approx(0.5 * acceptance_bound(p, 0.1, 16)[0] / 0.89, abs=1e-6)
+    assert long[0] == pytest.approx(0.9 * acceptance_bound(p, 0.1, 128)[0] / 0.89, abs=1e-6)
     few = request_acceptance(prof, 512, None, random.Random(0), 0.1, horizon=16, sample=10)
-    assert few[0] < short[0] - 0.1  # what 10 new requests pool: wider still
+    assert few[0] < short[0] - 0.05  # what 10 new requests pool: wider still
+
+
+def _spread_draws(point: AcceptancePoint, horizon: int, n: int = 400) -> np.ndarray:  # [n]
+    prof = _profile(point)
+    rng = random.Random(3)
+    return np.asarray([request_acceptance(prof, 512, None, rng, 0.5, horizon)[0]
+                       for _ in range(n)])
+
+
+def test_simulated_requests_spread_as_the_profiles_did_over_their_horizon() -> None:
+    reliable = dataclasses.replace(_point(True), persistence=1.0)
+    early, late = _spread_draws(reliable, 16), _spread_draws(reliable, 128)
+    # over 16 tokens the measured requests accept all or nothing, over 128 all 90 %
+    assert set(np.round(early, 6)) == {0.0, 1.0} and 0.3 < early.mean() < 0.7
+    assert set(np.round(late, 6)) == {0.9}
+    alike = _spread_draws(dataclasses.replace(_point(False), persistence=1.0), 16)
+    assert set(np.round(alike, 6)) == {0.5}
+    # without horizons: the whole-output deviations (0.9 or 0.8) around the mean, every length
+    flat = _spread_draws(dataclasses.replace(reliable, horizons=()), 16)
+    assert set(np.round(flat, 6)) == {0.9, 0.8}
+
+
+def _halves(second: list[int]) -> AcceptancePoint:
+    """Twenty requests at K = 1: 8 verifies over the first 16 tokens accepting a_i = i % 9,
+    then 8 more up to 32 tokens accepting second[i]."""
+    first = [i % 9 for i in range(20)]
+    h16 = HorizonCounts(16, ((8,),) * 20, tuple((a,) for a in first))
+    h32 = HorizonCounts(32, ((16,),) * 20, tuple((a + b,) for a, b in zip(first, second,
+                                                                          strict=True)))
+    return AcceptancePoint(512, (0.5,), 320, 20, persistence=0.42, horizons=(h16, h32))
+
+
+def test_persistence_over_a_horizon_splits_its_tokens_in_halves() -> None:
+    same = _halves([i % 9 for i in range(20)])  # each request accepts alike in both halves
+    assert horizon_persistence(same, same.horizons[1]) == pytest.approx(1.0)
+    flipped = _halves([8 - i % 9 for i in range(20)])  # opposite halves: nothing its own
+    assert horizon_persistence(flipped, flipped.horizons[1]) == 0.0
+    # the first horizon has no earlier one to split at: the whole output's persistence
+    assert horizon_persistence(same, same.horizons[0]) == 0.42
+    assert reliability([(1.0, 2.0)] * 3) is None  # too few requests
+    # Spearman-Brown: a part of a third of the length steps up by 3
+    pairs = [(x, x + y) for x, y in zip([0, 1, 0, 1, 2, 3, 2, 3], [0, 0, 1, 1, 0, 0, 1, 1],
+                                        strict=True)]
+    got = float(np.corrcoef(np.asarray(pairs).T)[0, 1])
+    assert reliability(pairs, 3.0) == pytest.approx(3 * got / (1 + 2 * got), abs=1e-6)
 
 
 def test_predict_arms_passes_horizon_and_sample_to_the_band() -> None:

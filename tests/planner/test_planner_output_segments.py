@@ -16,8 +16,9 @@ from specsched.errors import UserError
 from specsched.planner import AcceptancePoint, Profile, load_profile, save_profile
 from specsched.planner.acceptance_ci import output_segments
 from specsched.planner.predict import predict_arms
-from specsched.planner.profile import OutputSegment
-from specsched.planner.workload import output_phases, workload_from_obj
+from specsched.planner.profile import HorizonCounts, OutputSegment
+from specsched.planner.workload import workload_from_obj
+from specsched.planner.workload_acceptance import output_phases
 from specsched.policy import PolicyConfig
 from specsched.policy.cost import CTX_UNIT, StepCostModel
 
@@ -78,6 +79,24 @@ def test_phases_scale_a_request_by_its_segment() -> None:
         want = np.clip(np.asarray([0.8, 0.64]) * np.cumprod(seg.a) / ref, 0, 1)
         assert np.cumprod(a) == pytest.approx(want)
     assert output_phases(_profile(()), 500, (0.8, 0.8)) == ((0, (0.8, 0.8)),)
+
+
+def test_a_request_drawn_over_its_horizon_is_scaled_by_the_segments_it_reaches() -> None:
+    # with horizons stored, `a` is the request's mean over its first `horizon` tokens: the
+    # reference is the segments' mean over that span only (here [0, 20) and half of [20, 40))
+    base = _profile(RISING)
+    stored = (HorizonCounts(16, ((1, 1),), ((1, 1),)), HorizonCounts(40, ((1, 1),), ((1, 1),)))
+    prof = dataclasses.replace(base, acceptance=tuple(
+        dataclasses.replace(p, horizons=stored) for p in base.acceptance))
+    first = output_phases(prof, 500, (0.8, 0.8), horizon=20)
+    assert np.cumprod(first[0][1]) == pytest.approx([0.8, 0.64])  # [0, 20) is its own mean
+    half = output_phases(prof, 500, (0.8, 0.8), horizon=30)
+    ref = (50 * np.cumprod(RISING[0].a) + 25 * np.cumprod(RISING[1].a)) / 75
+    assert np.cumprod(half[0][1]) == pytest.approx(
+        np.asarray([0.8, 0.64]) * np.cumprod(RISING[0].a) / ref)
+    # without stored horizons `a` is the whole output's mean, whatever the request's length
+    assert output_phases(base, 500, (0.8, 0.8), horizon=20) == output_phases(base, 500,
+                                                                             (0.8, 0.8))
 
 
 def test_short_outputs_are_predicted_with_the_acceptance_they_reach() -> None:

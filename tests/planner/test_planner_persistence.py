@@ -16,7 +16,7 @@ from planner_tables import table_profile
 from specsched.errors import UserError
 from specsched.planner import AcceptancePoint, Profile, load_profile, save_profile
 from specsched.planner.acceptance_persistence import persistence, split_half_tokens
-from specsched.planner.workload import request_acceptance
+from specsched.planner.workload_acceptance import request_acceptance
 from specsched.policy.cost import StepCostModel
 
 

@@ -21,9 +21,9 @@ from specsched.planner.workload import (
     Arrival,
     draw_workload,
     load_workload,
-    request_acceptance,
     workload_from_obj,
 )
+from specsched.planner.workload_acceptance import request_acceptance
 from specsched.policy import (
     AdaptiveConfig,
     BatchState,

@@ -79,15 +79,27 @@ def nearest_horizon(point: AcceptancePoint, tokens: int | None) -> HorizonCounts
     return min(point.horizons, key=lambda h: abs(math.log(h.tokens) - math.log(t)))
 
 
-def pooled_rates(h: HorizonCounts, k: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(pooled prefix rates [k], their relative standard errors [k], requests used) over the
-    requests that drafted every one of the first k positions (module doc)."""
+def drafting_counts(h: HorizonCounts, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(drafted [n, k], accepted [n, k]) of the requests that drafted every one of the first k
+    positions by the horizon (a request that never drafted position j says nothing about it)."""
     if not h.drafted or len(h.drafted[0]) < k:
-        return np.zeros(k), np.zeros(k), 0
+        return np.zeros((0, k)), np.zeros((0, k))
     d = np.asarray(h.drafted, dtype=np.float64)[:, :k]  # [n, k]
     a = np.asarray(h.accepted, dtype=np.float64)[:, :k]  # [n, k]
     keep = (d > 0).all(axis=1)
-    d, a = d[keep], a[keep]
+    return d[keep], a[keep]
+
+
+def request_rates(h: HorizonCounts, k: int) -> np.ndarray:  # [n, k]
+    """Each request's prefix rates over the horizon's first tokens (`drafting_counts`)."""
+    d, a = drafting_counts(h, k)
+    return np.minimum(a / d, 1.0) if len(d) else d
+
+
+def pooled_rates(h: HorizonCounts, k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(pooled prefix rates [k], their relative standard errors [k], requests used) over the
+    requests that drafted every one of the first k positions (module doc)."""
+    d, a = drafting_counts(h, k)
     n = len(d)
     if n < 2:
         return np.zeros(k), np.zeros(k), n

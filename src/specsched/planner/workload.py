@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from specsched.errors import UserError
 from specsched.io import (
@@ -39,11 +36,9 @@ from specsched.io import (
     show_text,
     show_value,
 )
-from specsched.planner.acceptance import conditional_from_prefix_rates
-from specsched.planner.acceptance_ci import bound_points
-from specsched.planner.profile import AcceptancePoint, Profile
-from specsched.planner.simulate import Phases, SimRequest, Workload
-from specsched.policy.acceptance_stats import prior_for_context
+from specsched.planner.profile import Profile
+from specsched.planner.simulate import SimRequest, Workload
+from specsched.planner.workload_acceptance import output_phases, request_acceptance
 
 MAX_REQUESTS = 100_000
 MAX_TOKENS = 10_000_000
@@ -187,66 +182,6 @@ def load_workload(source: str) -> WorkloadSpec:
     return workload_from_obj(obj, f"{show_text(source, 120)}: workload")
 
 
-def _nearest(points: Sequence[AcceptancePoint], ctx: int) -> AcceptancePoint:
-    """The measured context nearest `ctx` on a log scale."""
-    return min(points, key=lambda p: abs(math.log(p.ctx) - math.log(ctx)))
-
-
-def _deviations(point: AcceptancePoint) -> np.ndarray:  # [n, k] prefix-rate deviations
-    mean = np.cumprod(np.asarray(point.a))
-    return np.stack([np.cumprod(np.asarray(r)) - mean for r in point.requests])
-
-
-def request_acceptance(profile: Profile, ctx: int, spread: float | None, rng: random.Random,
-                       quantile: float = 0.5, horizon: int | None = None,
-                       sample: int | None = None) -> tuple[float, ...]:
-    """One request's conditional acceptance per position at `ctx`: the profile's rates (at
-    `quantile` over the first `horizon` output tokens, for a `sample` of that many requests
-    where given: `acceptance_bound`; linear in log ctx)
-    moved by a measured request's deviation from its context's
-    mean (the nearest measured context; `spread` None) times the square root of the context's
-    `persistence` where measured (the deviation's own part, not its sampling noise), or by
-    spread·z (z ~ N(0, 1))."""
-    max_k = max(profile.grid.ks[-1], 1)
-    points = profile.acceptance
-    if not points:
-        return ()
-    bounds = bound_points(points, quantile, horizon, sample)
-    mean = prior_for_context(bounds, ctx, max_k)  # [max_k] conditional
-    if spread is not None:
-        return tuple(float(x) for x in np.clip(mean + spread * rng.gauss(0.0, 1.0), 0.0, 1.0))
-    near = _nearest(points, ctx)
-    if len(near.requests) < 2:
-        return tuple(float(x) for x in mean)
-    dev = _deviations(near)[rng.randrange(len(near.requests))]  # [k]
-    if near.persistence is not None:
-        dev = dev * math.sqrt(near.persistence)
-    dev = np.pad(dev, (0, max(0, max_k - len(dev))), mode="edge")[:max_k]
-    prefix = np.clip(np.cumprod(mean) + dev, 0.0, 1.0)
-    return conditional_from_prefix_rates(prefix.tolist())
-
-
-def output_phases(profile: Profile, ctx: int, a: tuple[float, ...]) -> Phases:
-    """A request's acceptance `a` (its mean over the profile's output length) along its output:
-    per `by_output` segment of the nearest measured context, its prefix rates scaled by the
-    segment's over the segments' verify-weighted mean; ((0, a),) without segments."""
-    points = [p for p in profile.acceptance if p.by_output]
-    if not a or not points:
-        return ((0, a),)
-    near = _nearest(points, ctx)
-    k = min(len(a), len(near.a))
-    seg_prefix = np.stack([np.cumprod(np.asarray(g.a[:k])) for g in near.by_output])  # [S, k]
-    weights = np.asarray([g.verifies for g in near.by_output], dtype=np.float64)  # [S]
-    ref = weights @ seg_prefix / weights.sum()  # [k]
-    base = np.cumprod(np.asarray(a[:k]))  # [k]
-    phases = []
-    for g, prefix in zip(near.by_output, seg_prefix, strict=True):
-        scale = np.divide(prefix, ref, out=np.ones(k), where=ref > 0)  # [k]
-        rates = conditional_from_prefix_rates(np.clip(base * scale, 0.0, 1.0).tolist())
-        phases.append((g.start, rates + tuple(a[k:])))
-    return tuple(phases)
-
-
 def draw_workload(spec: WorkloadSpec, profile: Profile, seed: int,
                   quantile: float = 0.5, sample: int | None = None) -> Workload:
     """The simulator's workload for one seed (lengths and per-request acceptance drawn, and
@@ -258,6 +193,6 @@ def draw_workload(spec: WorkloadSpec, profile: Profile, seed: int,
         prompt, out = spec.prompt_len.draw(rng), spec.output_len.draw(rng)
         a = request_acceptance(profile, prompt, spec.acceptance_spread, rng, quantile, out,
                                sample)
-        reqs.append(SimRequest(prompt, out, output_phases(profile, prompt, a)))
+        reqs.append(SimRequest(prompt, out, output_phases(profile, prompt, a, out)))
     return Workload(tuple(reqs), spec.concurrency, spec.arrival is Arrival.WAVES,
                     spec.prefill_tokens)
