@@ -9,8 +9,6 @@ other jobs on the machine change its time, not its numbers. A diagnostic, not th
   PYTHONPATH=src .venv/bin/python notes/scripts/acceptance_extra_texts.py RUN_DIR OUT_DIR N TOKENS
 """
 import dataclasses
-import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,8 +17,9 @@ from specsched.engine import SpeculativeConfig
 from specsched.planner import ProfileGrid, load_profile
 from specsched.planner.acceptance_ci import summarize_requests
 from specsched.planner.profile import AcceptancePoint, HorizonCounts, OutputSegment
-from specsched.planner.profile_io import acceptance_to_obj
 from specsched.tune import engine_profile as ep
+
+from reprofile_out import write_run_copy
 
 
 def merge(p: AcceptancePoint, q: AcceptancePoint) -> AcceptancePoint:
@@ -74,9 +73,4 @@ for old in profile.acceptance:
           f"{[round(x, 3) for x in new.a]} merged requests {both.num_requests} "
           f"({time.perf_counter() - t:.0f} s)", flush=True)
     points.append(both)
-out.mkdir(parents=True, exist_ok=True)
-shutil.copy(run / "plan_eval.json", out / "plan_eval.json")
-obj = json.loads((run / "profile.json").read_text())
-obj["acceptance"] = [acceptance_to_obj(p) for p in points]
-(out / "profile.json").write_text(json.dumps(obj, indent=1))
-print(f"wrote {out}")
+write_run_copy(run, out, points)

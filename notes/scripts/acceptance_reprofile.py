@@ -5,16 +5,15 @@ same measured cells. Thirty-third stop, issue 15; a diagnostic script, not the p
 
   .venv/bin/python notes/scripts/acceptance_reprofile.py RUN_DIR OUT_DIR PROMPTS TAIL DOCS TOKENS
 """
-import json
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from specsched.engine import SpeculativeConfig
 from specsched.planner import ProfileGrid, load_profile
-from specsched.planner.profile_io import acceptance_to_obj
 from specsched.tune import engine_profile as ep
+
+from reprofile_out import write_run_copy
 
 run, out = Path(sys.argv[1]), Path(sys.argv[2])
 n, tail, docs, tokens = (int(x) for x in sys.argv[3:7])
@@ -33,9 +32,4 @@ for ctx in g.contexts:
     print(f"ctx {ctx}: a {[round(x, 3) for x in p.a]} seg0 {[round(x, 3) for x in seg0]} "
           f"(requests {p.num_requests}, {time.perf_counter() - t:.0f} s)", flush=True)
     points.append(p)
-out.mkdir(parents=True, exist_ok=True)
-shutil.copy(run / "plan_eval.json", out / "plan_eval.json")
-obj = json.loads((run / "profile.json").read_text())
-obj["acceptance"] = [acceptance_to_obj(p) for p in points]
-(out / "profile.json").write_text(json.dumps(obj, indent=1))
-print(f"wrote {out}")
+write_run_copy(run, out, points)
