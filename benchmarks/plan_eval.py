@@ -2,8 +2,9 @@
 
 On the reference engine (SmolLM2-135M, streaming drafter): profile the grid (resumable), plan a
 2-D and a batch-only schedule and the best static K, then *measure* every cell (B, ctx), serving
-shaped: `--requests-per-slot` x B requests of ctx tokens, at most B in flight (a request starts
-when one finishes, like `vllm bench serve --max-concurrency`; 1 = one wave of B), each its own
+shaped: `--requests-per-slot` x B requests of ctx tokens (or `--requests-per-cell` N at every B:
+the same texts and sample size in every cell), at most B in flight (a request starts when one
+finishes, like `vllm bench serve --max-concurrency`; B requests = one wave), each its own
 document (`--texts`; a different set every repetition, prefilled untimed and kept in the prefix
 cache), `--tokens` greedy tokens each with every static K of the grid, interleaved (K order
 rotated per repetition), `--reps` times; goodput = decode tokens / decode wall (first token ->
@@ -130,6 +131,9 @@ def main() -> int:
     ap.add_argument("--requests-per-slot", type=int, default=4,
                     help="measurement: a cell runs this many x B requests, at most B in flight "
                          "(1: one wave of B, the runs before 2026-12-03)")
+    ap.add_argument("--requests-per-cell", type=int, default=None,
+                    help="measurement: every cell runs this many requests (the same texts at "
+                         "every B), at most B in flight; overrides --requests-per-slot")
     ap.add_argument("--budget-min", type=float, default=None,
                     help="fit the measurement repetitions into this total wall time")
     ap.add_argument("--texts", choices=("per-request", "shared"), default="per-request",
@@ -147,6 +151,7 @@ def main() -> int:
         DIAGNOSES,
         band_cells,
         band_check,
+        cell_requests,
         own_acceptance_cells,
         predict_cells,
         prediction_errors,
@@ -169,7 +174,14 @@ def main() -> int:
                               acceptance_prompts=args.acceptance_prompts)
     if args.requests_per_slot < 1:
         ap.error("--requests-per-slot must be >= 1")
-    per_rep_prompts = args.requests_per_slot * grid.batch_sizes[-1]
+    rpc = args.requests_per_cell
+    if rpc is not None and rpc < grid.batch_sizes[-1]:
+        ap.error(f"--requests-per-cell must be >= the largest batch size ({grid.batch_sizes[-1]})")
+
+    def n_requests(b: int) -> int:
+        return cell_requests(b, args.requests_per_slot, rpc)
+
+    per_rep_prompts = max(n_requests(b) for b in grid.batch_sizes)
     args.out.mkdir(parents=True, exist_ok=True)
     # a slot per prompt of a repetition: every arm finds every prompt prefix-cached
     profiler = EngineProfiler(cfg, grid, build_llm(cfg, grid, slots=per_rep_prompts))
@@ -190,7 +202,7 @@ def main() -> int:
     model = CostModel.from_profile(profile)
     t = plans.plan_2d.table
     # predicted measurement time per repetition, from the profile itself (+10% overhead)
-    per_rep = 1.1 * sum(args.requests_per_slot * b * args.tokens / model.goodput(b, c, k).value
+    per_rep = 1.1 * sum(n_requests(b) * args.tokens / model.goodput(b, c, k).value
                         for b in grid.batch_sizes for c in grid.contexts for k in grid.ks)
     reps = args.reps
     if args.budget_min is not None:
@@ -211,7 +223,7 @@ def main() -> int:
             order = list(grid.ks[rep % len(grid.ks):]) + list(grid.ks[:rep % len(grid.ks)])
             for b in grid.batch_sizes:
                 for k in order:
-                    v, d, a = measure_cell(llm, all_prompts[:args.requests_per_slot * b], k,
+                    v, d, a = measure_cell(llm, all_prompts[:n_requests(b)], k,
                                            args.tokens, args.window, b)
                     measured.setdefault((b, c, k), []).append(v)
                     if k == max(grid.ks) and k > 0:  # the deepest K tests every position
@@ -223,7 +235,7 @@ def main() -> int:
                 f"K{k} {row[k] / row[0]:.2f}" for k in grid.ks)
                 + f"  (no-spec {row[0]:.1f} tok/s, load {os.getloadavg()[0]:.1f})", flush=True)
     ks_by_arm = arm_ks(plans)
-    preds = predict_cells(profile, args.tokens, args.seeds, args.requests_per_slot)
+    preds = predict_cells(profile, args.tokens, args.seeds, args.requests_per_slot, rpc)
     cells: list[dict[str, Any]] = []
     for i, b in enumerate(t.batch_sizes):
         for j, c in enumerate(t.contexts):
@@ -276,19 +288,20 @@ def main() -> int:
         "load_avg_start": load_start, "load_avg_end": os.getloadavg(),
         "profile_s": round(t_profile, 1), "total_s": round(time.perf_counter() - t_start, 1),
         "reps": reps, "tokens": args.tokens, "texts": args.texts,
-        "requests_per_slot": args.requests_per_slot, "predictor": "simulate",
+        "requests_per_slot": args.requests_per_slot, "requests_per_cell": rpc,
+        "predictor": "simulate",
         "schedules": {"2-D plan": plans.plan_2d.schedule.entries(5),
                       "best batch-only": plans.batch_only.schedule.entries(3),
                       "best static K": plans.best_static_k},
         "cells": cells, "summary": summary, "ratio_2d_over_batch_only_by_ctx": table1,
     }
     for key, own in own_acceptance_cells(profile, cells, args.tokens,
-                                         args.requests_per_slot).items():
+                                         args.requests_per_slot, rpc).items():
         preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(cells, preds, grid.ks)
     result["prediction_errors"] = errors
     result["band"] = band_check(cells, band_cells(profile, args.tokens, args.seeds,
-                                                  args.requests_per_slot, reps))
+                                                  args.requests_per_slot, reps, rpc))
     (args.out / "plan_eval.json").write_text(json.dumps(result, indent=1))
     print_tables(result, grid.ks)
     print_errors(errors, grid.ks)

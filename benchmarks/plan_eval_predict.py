@@ -4,10 +4,11 @@ predictors:
 
 - `interpolate`: the old steady batch, T interpolated bilinearly in (B, log ctx);
 - `fit`: steady batch with the step cost model fitted to the profile (`planner.cost_fit`);
-- `simulate`: the measured cell as a workload (R x B requests of ctx tokens, at most B in
-  flight, a finished one replaced at once; R = 1: one wave; `tokens` output each,
-  prefix-cached prompts) simulated step by step (`planner.predict`): the batch shrinks as the
-  last requests finish, requests draw their own acceptance (and its course along the output).
+- `simulate`: the measured cell as a workload (N requests of ctx tokens, N = R x B or the
+  same N at every B, at most B in flight, a finished one replaced at once; N = B: one wave;
+  `tokens` output each, prefix-cached prompts) simulated step by step (`planner.predict`):
+  the batch shrinks as the last requests finish, requests draw their own acceptance (and its
+  course along the output).
   What plan_eval reports as an arm's prediction.
 
 Acceptance is the profile's mean (quantile 0.5) in all three: a prediction, not a bet. A fourth
@@ -33,21 +34,30 @@ DIAGNOSES = ("own-acceptance",)
 PREFIX_CACHED_TOKENS = 16  # plan_eval's prompts share all but a 16-token suffix
 
 
+def cell_requests(b: int, requests_per_slot: int = 1, requests_per_cell: int | None = None
+                  ) -> int:
+    """How many requests a plan_eval cell of batch size `b` runs per repetition: N
+    (`requests_per_cell`: the same texts at every B) or R x B (`requests_per_slot`)."""
+    return requests_per_slot * b if requests_per_cell is None else requests_per_cell
+
+
 def cell_workload(b: int, c: int, tokens: int, requests_per_slot: int,
-                  spread: float | None = None) -> Any:
-    """The workload a plan_eval cell runs: R x B requests of c tokens, at most B in flight
-    (R = 1: one wave), `tokens` output each, prefix-cached prompts."""
+                  spread: float | None = None, requests_per_cell: int | None = None) -> Any:
+    """The workload a plan_eval cell runs: `cell_requests` requests of c tokens, at most B in
+    flight (B of them: one wave), `tokens` output each, prefix-cached prompts."""
     from specsched.planner.workload import Arrival, DistKind, LengthDist, WorkloadSpec
 
-    arrival = Arrival.WAVES if requests_per_slot == 1 else Arrival.CLOSED_LOOP
-    return WorkloadSpec(requests_per_slot * b, b, LengthDist(DistKind.FIXED, (c,)),
+    n = cell_requests(b, requests_per_slot, requests_per_cell)
+    arrival = Arrival.WAVES if n <= b else Arrival.CLOSED_LOOP
+    return WorkloadSpec(n, b, LengthDist(DistKind.FIXED, (c,)),
                         LengthDist(DistKind.FIXED, (tokens,)), arrival, spread,
                         PREFIX_CACHED_TOKENS)
 
 
 def simulate_cell(profile: Any, b: int, c: int, tokens: int, seeds: int,
                   requests_per_slot: int, quantile: float = 0.5,
-                  sample: int | None = None) -> dict[str, float]:
+                  sample: int | None = None, requests_per_cell: int | None = None
+                  ) -> dict[str, float]:
     """{K: decode tok/s} of cell (b, c) simulated with static K (`simulate`), the profile's
     acceptance at `quantile` of its mean's sampling distribution over `tokens` output tokens
     (0.5: the mean), or of the rate a `sample` of that many new texts pools."""
@@ -55,13 +65,14 @@ def simulate_cell(profile: Any, b: int, c: int, tokens: int, seeds: int,
     from specsched.policy import PolicyConfig
 
     arms = {str(k): PolicyConfig.constant(k) for k in profile.grid.ks}
-    preds = predict_arms(profile, cell_workload(b, c, tokens, requests_per_slot), arms,
+    work = cell_workload(b, c, tokens, requests_per_slot, requests_per_cell=requests_per_cell)
+    preds = predict_arms(profile, work, arms,
                          range(seeds), acceptance_quantile=quantile, acceptance_sample=sample)
     return {k: p.decode_goodput.mean for k, p in preds.items()}
 
 
-def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1
-                  ) -> dict[str, dict[str, Any]]:
+def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1,
+                  requests_per_cell: int | None = None) -> dict[str, dict[str, Any]]:
     """'B,ctx' -> {predictor: {K: predicted decode tok/s}} on the profile's grid."""
     from specsched.planner import CostKind, CostModel
 
@@ -74,7 +85,8 @@ def predict_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot:
                 kind: {str(k): m.goodput(b, c, k).value for k in g.ks}
                 for kind, m in steady.items()
             }
-            cell["simulate"] = simulate_cell(profile, b, c, tokens, seeds, requests_per_slot)
+            cell["simulate"] = simulate_cell(profile, b, c, tokens, seeds, requests_per_slot,
+                                             requests_per_cell=requests_per_cell)
             out[f"{b},{c}"] = cell
     return out
 
@@ -83,15 +95,19 @@ BAND = (0.025, 0.975)  # the ends of a 95 % interval
 
 
 def band_cells(profile: Any, tokens: int, seeds: int = 16, requests_per_slot: int = 1,
-               reps: int = 1) -> dict[str, dict[float, dict[str, float]]]:
+               reps: int = 1, requests_per_cell: int | None = None
+               ) -> dict[str, dict[float, dict[str, float]]]:
     """'B,ctx' -> {quantile: {K: decode tok/s}}: `simulate` with the acceptance at the ends of
-    the 95 % interval (`BAND`) of the rate the cell's own texts (reps x R x B of them) will pool
+    the 95 % interval (`BAND`) of the rate the cell's own texts (reps x `cell_requests`) will pool
     over `tokens` output tokens: the profile's sampling and the cell's
     (`acceptance_ci.acceptance_bound` with a sample), where a measurement should fall."""
     g = profile.grid
-    return {f"{b},{c}": {q: simulate_cell(profile, b, c, tokens, seeds, requests_per_slot, q,
-                                          reps * requests_per_slot * b)
-                         for q in BAND}
+    def band(b: int, c: int, q: float) -> dict[str, float]:
+        n = reps * cell_requests(b, requests_per_slot, requests_per_cell)
+        return simulate_cell(profile, b, c, tokens, seeds, requests_per_slot, q, n,
+                             requests_per_cell)
+
+    return {f"{b},{c}": {q: band(b, c, q) for q in BAND}
             for b in g.batch_sizes for c in g.contexts}
 
 
@@ -136,7 +152,8 @@ def print_band(band: dict[str, Any]) -> None:
 
 
 def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
-                         requests_per_slot: int = 1) -> dict[str, dict[str, float]]:
+                         requests_per_slot: int = 1, requests_per_cell: int | None = None
+                         ) -> dict[str, dict[str, float]]:
     """'B,ctx' -> {K: decode tok/s} simulated with the cell's own measured acceptance (its
     pooled conditional rates; no per-request draws: pooled counts already weigh each request by
     its verifies). Cells without a measured acceptance are left out."""
@@ -154,7 +171,8 @@ def own_acceptance_cells(profile: Any, cells: list[dict[str, Any]], tokens: int,
             continue
         b, c = cl["batch_size"], cl["ctx"]
         own = dataclasses.replace(profile, acceptance=(AcceptancePoint(c, tuple(a), n=1),))
-        preds = predict_arms(own, cell_workload(b, c, tokens, requests_per_slot, 0.0), arms,
+        work = cell_workload(b, c, tokens, requests_per_slot, 0.0, requests_per_cell)
+        preds = predict_arms(own, work, arms,
                              range(1))
         out[f"{b},{c}"] = {k: p.decode_goodput.mean for k, p in preds.items()}
     return out
@@ -215,13 +233,14 @@ def main() -> int:
 
     profile = load_profile(args.dir / "profile.json")
     result = json.loads((args.dir / "plan_eval.json").read_text())
-    rps = result.get("requests_per_slot", 1)
-    preds = predict_cells(profile, result["tokens"], args.seeds, rps)
-    for key, own in own_acceptance_cells(profile, result["cells"], result["tokens"], rps).items():
+    rps, rpc = result.get("requests_per_slot", 1), result.get("requests_per_cell")
+    preds = predict_cells(profile, result["tokens"], args.seeds, rps, rpc)
+    for key, own in own_acceptance_cells(profile, result["cells"], result["tokens"], rps,
+                                         rpc).items():
         preds[key][DIAGNOSES[0]] = own
     errors = prediction_errors(result["cells"], preds, profile.grid.ks)
     band = band_check(result["cells"], band_cells(profile, result["tokens"], args.seeds, rps,
-                                                    result["reps"]))
+                                                    result["reps"], rpc))
     out = args.dir / "prediction_errors.json"
     out.write_text(json.dumps({"command": "python benchmarks/plan_eval_predict.py "
                                + " ".join(sys.argv[1:]), **errors, "band": band}, indent=1))
